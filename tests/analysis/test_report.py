@@ -411,3 +411,59 @@ def test_scores_are_reused_only_for_the_same_log_and_metrics(
         fh.write(line.replace(first.table["episode_id"][0], "e" * 16) + "\n")
     grown = score_run(run)
     assert calls == [1, 1, 1] and len(grown.table) == len(first.table) + 1
+
+
+def test_sections_from_stored_tables_equal_sections_from_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report after ``score`` draws TIDE and pass@k from the stored run tables (parquet, all
+    families) and must say exactly what it says when computing them from the records."""
+    from exploreval.metrics import _tide_records
+    from exploreval.report import report_plugins
+
+    spec = {**SPEC, "repeats": 2}
+    run_experiment(spec_from_dict(spec, "test"), str(tmp_path / "run"))
+    run = RunDir(tmp_path / "run")
+    score_run(run)  # writes tables/
+    stored = score_run(run)  # reads them back
+    assert {"tide_summary", "tide_points", "pass_at_k"} <= set(stored.tables)
+    entries = [e for e in report_plugins() if e.uses_tables]
+    assert {e.name for e in entries} >= {"tide", "pass_at_k"}
+    fresh = {e.name: e.run(stored.records, stored.table, tmp_path / "fresh", None) for e in entries}
+
+    def no_recompute(*args: object, **kwargs: object) -> None:
+        raise AssertionError("recomputed what score stored")
+
+    monkeypatch.setattr(_tide_records, "tide_run_tables", no_recompute)
+    monkeypatch.setattr(_tide_records, "record_loops", no_recompute)
+    for entry in entries:
+        reused = entry.run(stored.records, stored.table, tmp_path / "reused", stored.tables)
+        assert [s.markdown for s in reused] == [s.markdown for s in fresh[entry.name]]
+        assert [p.name for s in reused for p in s.files] == [
+            p.name for s in fresh[entry.name] for p in s.files
+        ]
+    assert any("Spearman" in s.markdown for s in fresh["tide"])  # the points were drawn
+    assert any("pass@k" in s.markdown for s in fresh["pass_at_k"])
+
+
+def test_report_frees_its_records_without_the_collector(mixed_run: RunDir, tmp_path: Path) -> None:
+    """build_report pauses the collector and must leave no record for it to find: every record
+    is freed by reference counting (a full collection over 100,000 records costs ~20 s), even
+    though matplotlib keeps frames of the drawing calls alive in reference cycles."""
+    import gc
+
+    from exploreval.core import EpisodeRecord
+
+    def alive() -> int:
+        return sum(isinstance(o, EpisodeRecord) for o in gc.get_objects())
+
+    gc.collect()
+    before = alive()
+    gc.disable()
+    try:
+        build_report(mixed_run, tmp_path / "report")
+        left = alive()  # counted before any collection: only what refcounting did not free
+        assert not gc.isenabled()  # the report left the collector as it found it
+    finally:
+        gc.enable()
+    assert left == before

@@ -21,7 +21,7 @@ import pandas as pd
 
 from exploreval.analysis._score import ScoreResult, score_run
 from exploreval.analysis._stats import bootstrap_mean_ci
-from exploreval.core import EpisodeRecord
+from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.report import ReportSection, episode_link, report_plugins
 from exploreval.store import RunDir, RunManifest, describe_os_error, write_atomic
 
@@ -468,13 +468,33 @@ def build_report(
 
     Several runs share one report; by default it goes to the first run's ``report/``.
     """
-    from exploreval.analysis._compare import compare_tables, comparison_section
-    from exploreval.analysis._html import write_html
-
     run_list = [runs] if isinstance(runs, RunDir) else list(runs)
     if not run_list:
         raise ValueError("build_report needs at least one run directory")
-    results = [(run.read_manifest(), score_run(run)) for run in run_list]
+    # Millions of parsed objects stay alive while the report is drawn: the collector is paused
+    # (exploreval.core.gc_paused) and every list of records is emptied before it resumes, so
+    # the records are freed by reference counting, not by one full collection over all of them
+    # (2 s per 10,000 episodes). Emptying matters: matplotlib's parser keeps exceptions whose
+    # tracebacks reach this call's frames, which would otherwise hold the records until then.
+    with gc_paused():
+        results = [(run.read_manifest(), score_run(run)) for run in run_list]
+        try:
+            return _build_report(run_list, results, out_dir, html)
+        finally:
+            for _, result in results:
+                result.records.clear()
+                result.errors.clear()
+
+
+def _build_report(
+    run_list: list[RunDir],
+    results: list[tuple[RunManifest, ScoreResult]],
+    out_dir: Path | None,
+    html: bool,
+) -> Path:
+    from exploreval.analysis._compare import compare_tables, comparison_section
+    from exploreval.analysis._html import write_html
+
     labels = run_labels([(m, run.path) for (m, _), run in zip(results, run_list, strict=True)])
     # the paired comparison pairs agents by their own names, as `exploreval compare` does
     compare_rows = [result.all_rows().copy() for _, result in results]
@@ -530,6 +550,9 @@ def build_report(
             )
         )
     sections.append(errors_section(errors, records))
+    # the run tables score computed (or stored) for exactly these records; with several runs
+    # their agents may be relabelled, so sections compute what they need from the records
+    run_tables = results[0][1].tables if len(results) == 1 else None
     for entry in report_plugins():
         family, name = entry.family, entry.name
         if family == "*":
@@ -540,7 +563,7 @@ def build_report(
         if not chosen:
             continue
         try:
-            sections.extend(entry.run(chosen, rows, out))
+            sections.extend(entry.run(chosen, rows, out, run_tables))
         except Exception as exc:  # one broken figure must not lose the rest of the report
             sections.append(
                 ReportSection(
@@ -548,6 +571,9 @@ def build_report(
                     markdown=f"```\n{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}\n```",
                 )
             )
+        finally:
+            if chosen is not records:
+                chosen.clear()  # see build_report: frames kept by matplotlib may hold this list
     for index in range(1, len(results)):
         comparison = compare_tables(
             compare_rows[0], compare_rows[index], name_a=labels[0], name_b=labels[index]
@@ -569,6 +595,8 @@ def build_report(
         out,
         report_path,
     )
+    records.clear()
+    errors.clear()
     return report_path
 
 

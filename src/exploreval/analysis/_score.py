@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.core import EpisodeRecord
+from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import LogIssue, RunDir, StoreError, describe_os_error
 
@@ -161,8 +161,14 @@ def score_run(run: RunDir, write: bool = True) -> ScoreResult:
 
     Scoring is a pure function of the log, so the stored results are reused when they were
     computed from the same log bytes by the same metrics (``score_stamp``; a report right after
-    ``exploreval score`` or after ``run`` does not compute every metric twice). The records are
-    always read (report sections draw from them)."""
+    ``exploreval score`` or after ``run`` does not compute every metric twice), and report sections
+    draw from ``tables`` rather than compute them again. The records are always read (sections
+    draw from them too). The garbage collector is paused meanwhile (``gc_paused``)."""
+    with gc_paused():
+        return _score_run(run, write)
+
+
+def _score_run(run: RunDir, write: bool) -> ScoreResult:
     import json
 
     if not run.episodes_path.exists():

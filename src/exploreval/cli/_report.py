@@ -249,14 +249,16 @@ def register(app: typer.Typer) -> None:
         same name; per-metric deltas with paired bootstrap CIs, permutation and sign tests,
         flipped episodes."""
         from exploreval.analysis import compare_tables, run_labels, score_run
+        from exploreval.core import gc_paused
         from exploreval.store import RunDir
 
         tables = []
         manifests = []
-        for path in (run_a, run_b):
-            run = RunDir(path)
-            manifests.append((run.read_manifest(), run.path))
-            tables.append(score_run(run).all_rows())
+        with gc_paused():  # each run's records freed by refcount as soon as its rows are taken
+            for path in (run_a, run_b):
+                run = RunDir(path)
+                manifests.append((run.read_manifest(), run.path))
+                tables.append(score_run(run).all_rows())
         names = run_labels(manifests)
         result = compare_tables(
             tables[0],

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         scratch_dir,
         scratch_root,
     )
+    from exploreval.core._memory import gc_paused
     from exploreval.core._options import option_bool
     from exploreval.core._plugins import (
         ENTRY_POINT_GROUP,
@@ -119,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "is_readable_sqlite": "._sqlite",
     "move_aside": "._sqlite",
     "env_spec": "._envs",
+    "gc_paused": "._memory",
     "episode_id": "._ids",
     "episode_json_schema": "._records",
     "install_plugin": "._plugins",
@@ -188,6 +190,7 @@ __all__ = [
     "is_readable_sqlite",
     "move_aside",
     "env_spec",
+    "gc_paused",
     "episode_id",
     "episode_json_schema",
     "install_plugin",

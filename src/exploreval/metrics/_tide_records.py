@@ -749,7 +749,38 @@ def tide_run_tables(
     window = window_table(ok, override)
     if not window.empty:
         tables["tide_window"] = window
+    points = points_table(records, override)
+    if not points.empty:
+        tables["tide_points"] = points
     return tables
+
+
+def points_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
+    """One row per scored episode with steps: its Loop Ratio and AUV (the report's LR-vs-AUV
+    scatter, the paper's Figure 6), stored with the run tables so that a report does not detect
+    every episode's loops again. ``family`` lets a report keep the families it draws."""
+    from exploreval.metrics._condition import condition_label
+
+    kept = [r for r in records if r.status == "ok" and tide_excluded(r) is None]
+    windows = Windows(kept, override)
+    points: list[dict[str, Any]] = []
+    for record in kept:
+        stats = record_loops(record)
+        if stats is None or stats.steps == 0:
+            continue
+        points.append(
+            {
+                "family": record.family,
+                "env_id": record.env_id,
+                "preset": _preset(record),
+                "condition": condition_label(record),
+                "agent": record.agent.name,
+                "task": task_key(record),
+                "loop_ratio": stats.ratio,
+                "auv": float(task_auv([solved_at(record)], windows.of(record))[0]),
+            }
+        )
+    return pd.DataFrame(points)
 
 
 def memory_index_between(

@@ -19,6 +19,9 @@ with like. The choices, made once:
   approximation ``mean ± z·se`` (the delta-method standard error of the ratio of cluster sums to
   cluster sizes, which is the plain ``s/√n`` without groups): at that size it agrees with the
   bootstrap to about the third decimal, and resampling would dominate the time of a report.
+* **Resampling by counts.** When the clusters take at most n/8 distinct values (0/1 columns,
+  step counts), a resample is drawn as multinomial counts of the distinct values: the same
+  bootstrap distribution, drawn in a fraction of the time (``_resampled_means``).
 * **Paired differences** (``paired_ci``): the interval of ``mean(a - b)`` over pairs resampled
   together (e.g. the Memory Index, or run B minus run A on shared episodes).
 """
@@ -43,6 +46,8 @@ SEED = 0
 NORMAL_APPROX_CLUSTERS = 5000
 #: Resampled indices held in memory at once (bounds memory for large samples).
 _CHUNK_CELLS = 2_000_000
+#: Resample by counts of distinct values when there are at most n / this many of them.
+_DISTINCT_RATIO = 8
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,31 @@ class BootstrapCI:
 
 
 _NAN = float("nan")
+
+
+def _resampled_means(
+    sums: FloatArray, sizes: FloatArray, resamples: int, rng: np.random.Generator
+) -> FloatArray:
+    """Each resample's mean: ``n`` clusters drawn with replacement, sum of values over sum of sizes.
+
+    When the clusters take few distinct (sum, size) values (a 0/1 success column, step counts),
+    a resample is fully described by how many times it drew each distinct value, which is
+    multinomial(n, frequencies): the same distribution as drawing indices, at a cost of
+    ``resamples x distinct`` instead of ``resamples x n`` (0/1 columns of 1,250 values: 0.5 ms
+    instead of 14 ms). Only the random draws differ from index resampling, not the distribution.
+    """
+    n = sums.size
+    pairs, counts = np.unique(np.stack([sums, sizes], axis=1), axis=0, return_counts=True)
+    if len(pairs) * _DISTINCT_RATIO <= n:
+        drawn = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
+        return (drawn @ pairs[:, 0]) / (drawn @ pairs[:, 1])
+    means = np.empty(resamples, dtype=np.float64)
+    chunk = max(1, _CHUNK_CELLS // n)
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        index = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = sums[index].sum(axis=1) / sizes[index].sum(axis=1)
+    return means
 
 
 def mean_ci(
@@ -106,12 +136,7 @@ def mean_ci(
         half = NormalDist().inv_cdf(1.0 - alpha) * se
         return BootstrapCI(estimate, estimate - half, estimate + half, n, level, "normal")
     rng = np.random.default_rng(seed)
-    means = np.empty(resamples, dtype=np.float64)
-    chunk = max(1, _CHUNK_CELLS // n)
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        index = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = sums[index].sum(axis=1) / sizes[index].sum(axis=1)
+    means = _resampled_means(sums, sizes, resamples, rng)
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     # floating-point sums can land a hair outside the data range; an interval of a mean cannot
     # (both ends clipped into it, so equal values give a zero-width interval at that value)

@@ -12,7 +12,7 @@ interaction@k beside it) says so with :func:`own_pass_at_k`; its records are lef
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,32 +142,51 @@ def figure_pass_at_k(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def _example(records: Sequence[EpisodeRecord], key: tuple[str, ...]) -> str:
-    """A viewer link to the row's first unsolved episode (else its first)."""
+def _examples(records: Sequence[EpisodeRecord]) -> dict[tuple[str, ...], str]:
+    """A viewer link per row key to the row's first unsolved episode (else its first), by seed
+    and repeat (one pass over the records: a large run has thousands of rows)."""
     from exploreval.report._links import episode_link
 
     row_key = resolve(ROW_KEY)
-    mine = sorted(
-        (r for r in records if tuple(row_key(r)) == key), key=lambda r: (r.seed, r.repeat)
-    )
-    if not mine:
-        return "-"
-    failed = [r for r in mine if not r.success]
-    pick = (failed or mine)[0]
-    return episode_link(pick.run_id, pick.episode_id) + (" (unsolved)" if failed else " (solved)")
+    picked: dict[tuple[str, ...], tuple[tuple[bool, int, int], EpisodeRecord]] = {}
+    for record in records:
+        key = tuple(row_key(record))
+        rank = (bool(record.success), record.seed, record.repeat)
+        if key not in picked or rank < picked[key][0]:
+            picked[key] = (rank, record)
+    return {
+        key: episode_link(record.run_id, record.episode_id)
+        + (" (solved)" if record.success else " (unsolved)")
+        for key, (_, record) in picked.items()
+    }
 
 
 def pass_at_k_report(
-    records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
+    records: Sequence[EpisodeRecord],
+    rows: pd.DataFrame,
+    out_dir: Path,
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[ReportSection]:
-    """The ``"*"`` report plugin: pass@k curves and table for runs with repeated tasks."""
+    """The ``"*"`` report plugin: pass@k curves and table for runs with repeated tasks.
+
+    ``tables``: the run's stored run tables; its ``pass_at_k`` (rows are per agent, env, preset
+    and condition, so keeping the families drawn here gives exactly what the records give) is
+    used instead of computing it again."""
     from exploreval.report._registry import ReportSection
 
     skipped = sorted({r.family for r in records if reports_own_pass_at_k(r.family)})
     kept = [r for r in records if r.status == "ok" and not reports_own_pass_at_k(r.family)]
-    table = resolve(TABLES)(kept).get("pass_at_k") if kept else None
+    if not kept:
+        return []
+    if tables is not None:
+        table = tables.get("pass_at_k")
+        if table is not None:
+            table = table[table["family"].isin({r.family for r in kept})]
+    else:
+        table = resolve(TABLES)(kept).get("pass_at_k")
     if table is None or table.empty:
         return []
+    examples = _examples(kept)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "pass_at_k.png"
     fig = figure_pass_at_k(table)
@@ -202,7 +221,7 @@ def pass_at_k_report(
                 _ci(first["estimate"], first["ci_low"], first["ci_high"], n_tasks),
                 f"@{int(last['k'])}: "
                 + _ci(last["estimate"], last["ci_low"], last["ci_high"], n_tasks),
-                _example(kept, (agent, family, env_id, preset, condition)),
+                examples.get((agent, family, env_id, preset, condition), "-"),
             ]  # fmt: skip
         )
         values = dict(zip(part["k"], part["estimate"], strict=True))

@@ -12,7 +12,7 @@ Both registries accept ``"module:function"`` strings, imported on first use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,8 +35,9 @@ class ReportSection:
     files: list[Path] = field(default_factory=list)
 
 
-#: fn(records of the family, their rows of the results table, output dir) -> sections
-ReportFn = Callable[[Sequence["EpisodeRecord"], "pd.DataFrame", Path], list[ReportSection]]
+#: fn(records of the family, their rows of the results table, output dir) -> sections; with
+#: ``uses_tables=True`` also ``tables=`` (see ``register_report``).
+ReportFn = Callable[..., list[ReportSection]]
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,21 @@ class ReportEntry:
     family: str
     fn: Any
     suite: str = ""
+    uses_tables: bool = False
 
     def run(
-        self, records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
+        self,
+        records: Sequence[EpisodeRecord],
+        rows: pd.DataFrame,
+        out_dir: Path,
+        tables: Mapping[str, pd.DataFrame] | None = None,
     ) -> list[ReportSection]:
-        sections: list[ReportSection] = resolve(self.fn)(records, rows, out_dir)
+        fn = resolve(self.fn)
+        sections: list[ReportSection] = (
+            fn(records, rows, out_dir, tables=tables)
+            if self.uses_tables
+            else fn(records, rows, out_dir)
+        )
         return sections
 
 
@@ -57,10 +68,23 @@ class ReportEntry:
 REPORT_REGISTRY: Registry[ReportEntry] = Registry("report section", loader=load_plugins)
 
 
-def register_report(family: str, name: str, fn: ReportFn | str) -> None:
-    """Register a report plugin for ``family`` (``"*"`` = every run)."""
+def register_report(
+    family: str, name: str, fn: ReportFn | str, *, uses_tables: bool = False
+) -> None:
+    """Register a report plugin for ``family`` (``"*"`` = every run).
+
+    ``fn(records, rows, out_dir)`` gets the records of its family (every record for ``"*"``),
+    their rows of the results table and the report directory. With ``uses_tables=True`` it is
+    also given ``tables=``: the run-level metric tables (``exploreval.metrics.run_metrics``) of
+    every record of the run, by name, as ``score`` stored them in ``tables/``, so that a section
+    draws from them instead of recomputing them (on a 100,000-episode run that is most of a
+    report's time); ``None`` when the report cannot give them (several runs in one report), and
+    the section then computes what it needs from the records. A stored table covers every family
+    of the run: a section keeps the rows of its own families."""
     REPORT_REGISTRY.register(
-        f"{family}:{name}", ReportEntry(name, family, fn, current_plugin()), replace=True
+        f"{family}:{name}",
+        ReportEntry(name, family, fn, current_plugin(), uses_tables),
+        replace=True,
     )
 
 
@@ -109,8 +133,8 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
 
 
 # TIDE's figures apply to every family; so does pass@k over repeats (metrics' "pass_at_k" table).
-register_report("*", "tide", "exploreval.report._tide:tide_report")
-register_report("*", "pass_at_k", "exploreval.report._passk:pass_at_k_report")
+register_report("*", "tide", "exploreval.report._tide:tide_report", uses_tables=True)
+register_report("*", "pass_at_k", "exploreval.report._passk:pass_at_k_report", uses_tables=True)
 
 
 def _register_cross_suite_annotations() -> None:

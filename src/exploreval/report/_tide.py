@@ -18,7 +18,7 @@ and their rows are left out of the TIDE tables. A column that is the same on eve
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -351,16 +351,37 @@ def constant_columns(frame: pd.DataFrame, candidates: Sequence[str]) -> list[str
     return out
 
 
-def tide_report(records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path) -> list[Any]:
-    """The ``"*"`` report plugin: TIDE tables and figures for any run."""
-    from exploreval.metrics._condition import condition_label
-    from exploreval.metrics._tide_auv import task_auv
+def _own_rows(
+    tables: Mapping[str, pd.DataFrame], env_ids: set[str], families: set[str]
+) -> dict[str, pd.DataFrame]:
+    """The stored run tables cut to the envs this section draws (a stored table covers every
+    family of the run, bandits included)."""
+    kept: dict[str, pd.DataFrame] = {}
+    for name, table in tables.items():
+        if not name.startswith("tide_") or table.empty:
+            continue
+        if "family" in table:
+            table = table[table["family"].isin(families)]
+        elif "env_id" in table:
+            table = table[table["env_id"].isin(env_ids)]
+        if not table.empty:
+            kept[name] = table.reset_index(drop=True)
+    return kept
+
+
+def tide_report(
+    records: Sequence[EpisodeRecord],
+    rows: pd.DataFrame,
+    out_dir: Path,
+    tables: Mapping[str, pd.DataFrame] | None = None,
+) -> list[Any]:
+    """The ``"*"`` report plugin: TIDE tables and figures for any run.
+
+    ``tables``: the run's stored TIDE tables (``tide_run_tables`` over every record, as ``score``
+    wrote them); without them they are computed here from the records."""
     from exploreval.metrics._tide_records import (
         SUMMARY_COLUMNS,
-        Windows,
-        record_loops,
-        solved_at,
-        task_key,
+        points_table,
         tide_excluded,
         tide_run_tables,
     )
@@ -370,8 +391,11 @@ def tide_report(records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: P
     records = [r for r in records if tide_curves_apply(r.family)]
     excluded = [r for r in records if r.status == "ok" and tide_excluded(r) is not None]
     records = [r for r in records if tide_excluded(r) is None]
-    tables = tide_run_tables(records) if records else {}
-    if not tables:
+    if tables is not None and "tide_summary" in tables:
+        tables = _own_rows(tables, {r.env_id for r in records}, {r.family for r in records})
+    else:
+        tables = tide_run_tables(records) if records else {}
+    if not records or "tide_summary" not in tables:
         if not excluded:
             return []
         return [
@@ -387,24 +411,8 @@ def tide_report(records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: P
     files: list[Path] = [
         plot_success_curves(tables["tide_curves"], summary, out_dir / "tide_success_curves.png")
     ]
-    windows = Windows(records)
-    points: list[dict[str, Any]] = []
-    for record in records:
-        stats = record_loops(record) if record.status == "ok" else None
-        if stats is None or stats.steps == 0:
-            continue
-        t_max = windows.of(record)
-        points.append(
-            {
-                "env_id": record.env_id,
-                "preset": record.preset if record.preset is not None else "-",
-                "condition": condition_label(record),
-                "agent": record.agent.name,
-                "task": task_key(record),
-                "loop_ratio": stats.ratio,
-                "auv": float(task_auv([solved_at(record)], t_max)[0]),
-            }
-        )
+    # stored by score; a run scored before points were stored gets them computed here
+    points = tables["tide_points"] if "tide_points" in tables else points_table(records)
     if "condition" in summary and set(summary["condition"]) == {"-"}:
         constant = [*constant, "condition"]  # no env options anywhere: nothing to show
     #: the columns that tell rows apart in the TIDE tables below
@@ -438,8 +446,8 @@ def tide_report(records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: P
             "agent ran inside its launch command, so no agent step was recorded; see "
             "docs/tide.md)._",
         ]
-    if points:
-        path, rhos = plot_lr_vs_auv(pd.DataFrame(points), out_dir / "tide_lr_vs_auv.png")
+    if not points.empty:
+        path, rhos = plot_lr_vs_auv(points, out_dir / "tide_lr_vs_auv.png")
         files.append(path)
         parts += [
             "",
