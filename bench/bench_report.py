@@ -54,7 +54,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="2,000 episodes (run_all.py --quick)")
     args = parser.parse_args()
+    if args.quick:
+        args.episodes = 2_000
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         path = args.dir or Path(tmp) / "run"
         run = RunDir(path)

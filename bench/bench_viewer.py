@@ -1,6 +1,6 @@
 """Viewer at scale: a 100,000-episode run, from `exploreval view` start to the list ready.
 
-    python bench/bench_viewer.py [RUN_DIR] [N_EPISODES]
+    python bench/bench_viewer.py [RUN_DIR] [--quick]   (--quick: 2,000 episodes)
 
 Without RUN_DIR a synthetic run is written to a temporary directory by bench/_synthetic_run.py
 (real records cloned as further repeats; about 16 kB per episode). Prints:
@@ -72,12 +72,14 @@ def main(argv: list[str]) -> None:
     from exploreval.viewer import load_index
 
     tmp: str | None = None
+    quick = "--quick" in argv  # run_all.py --quick: 2,000 episodes
+    argv = [a for a in argv if a != "--quick"]
     if argv:
         run = Path(argv[0])
     else:
         from _synthetic_run import write_synthetic_run
 
-        n = int(argv[1]) if len(argv) > 1 else 100_000
+        n = 2_000 if quick else 100_000
         tmp = tempfile.mkdtemp(prefix="bench-viewer-")
         run = Path(tmp) / "run"
         start = time.perf_counter()
