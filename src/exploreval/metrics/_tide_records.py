@@ -756,12 +756,19 @@ def tide_run_tables(
 
 
 def points_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
-    """One row per scored episode with steps: its Loop Ratio and AUV (the report's LR-vs-AUV
-    scatter, the paper's Figure 6), stored with the run tables so that a report does not detect
-    every episode's loops again. ``family`` lets a report keep the families it draws."""
+    """One row per task trajectory with steps (each task of a multi-task episode, evaluation
+    phases left out, as every TIDE table counts them): its Loop Ratio and AUV, for the report's
+    LR-vs-AUV scatter (the paper's Figure 6). Stored with the run tables, and computed on the
+    same task views as the per-episode columns (their loop detection is reused), so that a report
+    does not detect every episode's loops again. ``family`` lets a report keep its families."""
     from exploreval.metrics._condition import condition_label
 
-    kept = [r for r in records if r.status == "ok" and tide_excluded(r) is None]
+    kept = [
+        view
+        for r in records
+        if r.status == "ok" and tide_excluded(r) is None
+        for view in views_of(r)
+    ]
     windows = Windows(kept, override)
     points: list[dict[str, Any]] = []
     for record in kept:
