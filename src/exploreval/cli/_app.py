@@ -353,6 +353,21 @@ _CONFIG_OVERRIDES = {
     "plugin": "plugins (appended)",
     "prices": "prices (merged)",
 }
+#: How an LLM agent is reached and sampled (``--model``'s companions).
+_LLM_REQUEST_FLAGS = (
+    "base_url",
+    "api_key_env",
+    "harness",
+    "harness_option",
+    "history",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "sampling_seed",
+    "reasoning_effort",
+    "request_timeout",
+    "max_retries",
+)
 #: Flags that only describe a run from scratch; with --config they would be silently ignored.
 _NOT_WITH_CONFIG = (
     "env_id",
@@ -361,37 +376,12 @@ _NOT_WITH_CONFIG = (
     "env_option",
     "agent",
     "model",
-    "base_url",
-    "api_key_env",
-    "harness",
-    "harness_option",
-    "history",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "sampling_seed",
-    "reasoning_effort",
-    "request_timeout",
-    "max_retries",
+    *_LLM_REQUEST_FLAGS,
 )
 #: Flags about the command itself, valid however the experiment is given.
 _COMMAND_FLAGS = ("config", "out_dir", "force", "report", "rebuild_cache", "quiet")
 #: Flags that only mean something for an LLM agent (``--model``).
-_LLM_FLAGS = (
-    "base_url",
-    "api_key_env",
-    "harness",
-    "harness_option",
-    "history",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "sampling_seed",
-    "reasoning_effort",
-    "request_timeout",
-    "max_retries",
-    "max_connections",
-)
+_LLM_FLAGS = (*_LLM_REQUEST_FLAGS, "max_connections")
 
 
 def _flag_name(name: str) -> str:

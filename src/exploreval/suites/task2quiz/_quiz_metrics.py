@@ -23,6 +23,16 @@ from exploreval.suites.task2quiz._contract import NON_ANSWERABLE, QuizWorld, Sta
 QTYPES = ("location", "connectivity", "direction", "match", "property")
 
 
+#: The counts TSR and EUS are pooled from, per group of episodes (pandas named aggregation).
+POOLED_COUNTS: dict[str, tuple[str, str]] = {
+    "episodes": ("episode_id", "size"),
+    "tasks": ("tasks", "sum"),
+    "tasks_won": ("tasks_won", "sum"),
+    "questions": ("questions", "sum"),
+    "correct": ("correct", "sum"),
+}
+
+
 def quiz_world(record: EpisodeRecord) -> QuizWorld | None:
     truth = record.ground_truth or {}
     data = truth.get("quiz_world")
@@ -187,17 +197,7 @@ def task2quiz_run_metrics(records: Sequence[EpisodeRecord]) -> dict[str, pd.Data
             for k in by_type[keys].itertuples(index=False)
         ]
     ep = pd.DataFrame(episodes)
-    summary = (
-        ep.groupby(["agent", "memory", "difficulty"])
-        .agg(
-            episodes=("episode_id", "size"),
-            tasks=("tasks", "sum"),
-            tasks_won=("tasks_won", "sum"),
-            questions=("questions", "sum"),
-            correct=("correct", "sum"),
-        )
-        .reset_index()
-    )
+    summary = ep.groupby(["agent", "memory", "difficulty"]).agg(**POOLED_COUNTS).reset_index()
     summary["tsr"] = summary["tasks_won"] / summary["tasks"].where(summary["tasks"] > 0)
     summary["eus"] = summary["correct"] / summary["questions"].where(summary["questions"] > 0)
     return {"task2quiz_eus": by_type, "task2quiz_tsr_eus": summary}

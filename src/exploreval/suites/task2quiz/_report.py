@@ -33,6 +33,7 @@ from exploreval.report import (
     wilson_interval,
 )
 from exploreval.suites.task2quiz._quiz_metrics import (
+    POOLED_COUNTS,
     QTYPES,
     exploration_diagnostics,
     memory_label,
@@ -199,15 +200,7 @@ def episode_frame(episodes: Sequence[_Episode]) -> pd.DataFrame:
 def tsr_eus_by_difficulty(episodes: pd.DataFrame) -> pd.DataFrame:
     """Figure 4's points: per agent and difficulty, pooled TSR and EUS with Wilson bounds."""
     grouped = (
-        episodes.groupby(["agent", "difficulty"], sort=False)
-        .agg(
-            episodes=("episode_id", "size"),
-            tasks=("tasks", "sum"),
-            tasks_won=("tasks_won", "sum"),
-            questions=("questions", "sum"),
-            correct=("correct", "sum"),
-        )
-        .reset_index()
+        episodes.groupby(["agent", "difficulty"], sort=False).agg(**POOLED_COUNTS).reset_index()
     )
     return _with_rates(grouped)
 
@@ -220,11 +213,7 @@ def tsr_eus_overall(episodes: pd.DataFrame) -> pd.DataFrame:
             name=("name", "first"),
             memory=("memory", "first"),
             difficulties=("difficulty", lambda s: "+".join(_difficulty_order(list(s)))),
-            episodes=("episode_id", "size"),
-            tasks=("tasks", "sum"),
-            tasks_won=("tasks_won", "sum"),
-            questions=("questions", "sum"),
-            correct=("correct", "sum"),
+            **POOLED_COUNTS,
         )
         .reset_index()
     )
