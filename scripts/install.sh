@@ -29,6 +29,35 @@ else
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The embedded model's runtime (llama-cpp-python, in [local]) compiles llama.cpp here. By default it
+# uses every instruction the build CPU advertises, and some CPUs advertise AMX / AVX-512 that trap
+# when used (the server then dies on its first completion). Build it portably instead: AVX2-era
+# x86-64, or the architecture's baseline elsewhere (docs/models.md, "A portable build").
+if [[ -z "${CMAKE_ARGS:-}" ]]; then
+    case "$(uname -m)" in
+        x86_64|amd64) CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" ;;
+        *) CMAKE_ARGS="-DGGML_NATIVE=OFF" ;;
+    esac
+fi
+export CMAKE_ARGS
+
 echo "exploreval install: pip install -e .[${extras}]"
 python -m pip install --quiet -e ".[${extras}]"
+
+# One real completion on the embedded model: a build that cannot run here is found now, not in
+# the first run. A wheel built earlier for another CPU (pip caches built wheels) is rebuilt once.
+if [[ ",${extras}," == *",local,"* ]]; then
+    echo "exploreval install: checking the embedded model with one real completion"
+    if ! exploreval doctor; then
+        echo "exploreval install: rebuilding llama-cpp-python portably (CMAKE_ARGS=${CMAKE_ARGS})" >&2
+        llama_version=$(python -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
+        python -m pip install --quiet --force-reinstall --no-cache-dir --no-deps "llama-cpp-python==${llama_version}"
+        if ! exploreval doctor; then
+            echo "exploreval install: the embedded model cannot answer on this machine (see above)." >&2
+            echo "  Fix: rebuild it for this CPU, e.g. CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install --force-reinstall --no-cache-dir --no-deps llama-cpp-python," >&2
+            echo "  or install without it: bash scripts/install.sh dev,ray,embeddings,textworld" >&2
+            exit 1
+        fi
+    fi
+fi
 echo "exploreval install: done"

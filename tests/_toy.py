@@ -29,6 +29,9 @@ class LineWalkEnv(TextEnv):
         return 20
 
     def _step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        pause = float(self.params.get("step_sleep_s", 0))  # long episodes for lifetime tests
+        if pause:
+            time.sleep(pause)
         action = action.strip()
         if action not in ("+", "-"):
             info = {

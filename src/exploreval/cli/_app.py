@@ -871,9 +871,10 @@ class _Host:
 
 def _register_suite_commands() -> None:
     """Commands of cross-suite areas, then every suite plugin's own commands."""
-    from exploreval.cli import _report, _tide, _view
+    from exploreval.cli import _doctor, _report, _tide, _view
     from exploreval.core import SUITE_PLUGINS, load_plugins, resolve
 
+    _doctor.register(app)
     _report.register(app)
     _tide.register(app)
     _view.register(app)

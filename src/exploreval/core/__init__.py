@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         resolve,
         unknown_name_error,
     )
+    from exploreval.core._spawn import set_parent_death_signal, spawn_tied, spawner_thread
     from exploreval.core._sqlite import (
         CorruptDatabaseError,
         connect_sqlite,
@@ -141,6 +142,9 @@ _EXPORTS: dict[str, str] = {
     "run_off_loop": "._lifecycle",
     "scratch_dir": "._lifecycle",
     "scratch_root": "._lifecycle",
+    "set_parent_death_signal": "._spawn",
+    "spawn_tied": "._spawn",
+    "spawner_thread": "._spawn",
     "stable_hash": "._ids",
     "suite_of_family": "._plugins",
     "unknown_name_error": "._registry",
@@ -211,6 +215,9 @@ __all__ = [
     "run_off_loop",
     "scratch_dir",
     "scratch_root",
+    "set_parent_death_signal",
+    "spawn_tied",
+    "spawner_thread",
     "stable_hash",
     "suite_of_family",
     "unknown_name_error",

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from exploreval.models._local import (
         LOCAL_MODELS,
         LOCAL_SERVERS,
+        PORTABLE_CMAKE_ARGS,
         LocalServer,
+        describe_exit,
         local_model_path,
     )
     from exploreval.models._openai import (
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
         open_model_client,
         release_local,
     )
+    from exploreval.models._smoke import SmokeResult, smoke_local_model
 
 _EXPORTS: dict[str, str] = {
     "acquire_local": "._session",
@@ -60,6 +63,10 @@ _EXPORTS: dict[str, str] = {
     "LOCAL_MODELS": "._local",
     "LOCAL_SERVERS": "._local",
     "LocalServer": "._local",
+    "PORTABLE_CMAKE_ARGS": "._local",
+    "describe_exit": "._local",
+    "SmokeResult": "._smoke",
+    "smoke_local_model": "._smoke",
     "ModelClient": "._base",
     "ModelError": "._errors",
     "ModelPrice": "._pricing",
@@ -91,6 +98,10 @@ __all__ = [
     "LOCAL_MODELS",
     "LOCAL_SERVERS",
     "LocalServer",
+    "PORTABLE_CMAKE_ARGS",
+    "describe_exit",
+    "SmokeResult",
+    "smoke_local_model",
     "ModelClient",
     "ModelError",
     "ModelPrice",

@@ -5,9 +5,16 @@ package) with ``llama-cpp-python``'s server on 127.0.0.1 and a free port. The mo
 tiny and plays badly; it exists so the real path (HTTP, the openai SDK, retries, cache)
 runs with no API key and nothing to start by hand. Both are in the ``[local]`` extra.
 
-The server dies with the process that started it (``PR_SET_PDEATHSIG`` on Linux), so a
-``kill -9`` of a run does not leave it behind. It runs in its own process group, so a
-Ctrl-C aimed at the run's group stops the run, which then stops the server in order.
+The server lives exactly as long as the process that started it, whichever thread or event
+loop asked for it: it is forked from exploreval's process-lifetime spawner thread
+(:func:`~exploreval.core.spawn_tied`; a parent-death signal follows the forking *thread*) and its
+process group is registered with the scratch guardian, so a ``kill -9`` of a run does not leave
+it behind either. It runs in its own process group, so a Ctrl-C aimed at the run's group stops
+the run, which then stops the server in order.
+
+A server that dies (a crash, a signal) is named at once: :meth:`LocalServer.death_report` says
+how it ended with its log's last lines, and the model client asks it on the first failed
+connection instead of retrying a dead endpoint.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from exploreval.core import spawn_tied
 from exploreval.models._errors import ModelError
 
 #: Local model names -> (package shipping the GGUF, file name inside it).
@@ -56,16 +64,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    # SIGKILL, not SIGTERM: uvicorn's graceful shutdown would first finish the request in
-    # flight (seconds on this model), and there is no state worth saving.
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(Exception):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class LocalServer:
@@ -128,13 +126,11 @@ class LocalServer:
             "--verbose",
             "False",
         ]
-        self._proc = subprocess.Popen(
+        self._proc = spawn_tied(
             command,
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only sets the parent-death signal
-            start_new_session=True,
         )
         self._wait_ready()
         return self
@@ -145,12 +141,9 @@ class LocalServer:
         while time.monotonic() < deadline:
             assert self._proc is not None
             if self._proc.poll() is not None:
-                tail = self._log_tail()
+                report = self.death_report(while_="while starting")
                 self.stop()
-                raise ModelError(
-                    f"the local model server for {self.model} exited with code "
-                    f"{self._proc.returncode} while starting; last log lines:\n{tail}"
-                )
+                raise ModelError(report or f"the local model server for {self.model} exited")
             with (
                 contextlib.suppress(urllib.error.URLError, OSError),
                 urllib.request.urlopen(url, timeout=2) as response,  # noqa: S310 - loopback
@@ -170,6 +163,32 @@ class LocalServer:
             return "(no log)"
         text = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         return "\n".join(text[-lines:]) or "(empty log)"
+
+    def death_report(self, while_: str = "during the run") -> str | None:
+        """None while the server runs (or was stopped by us); else how it died, with the fix
+        where one is known, and the last lines of its log."""
+        proc = self._proc
+        if proc is None or proc.poll() is None:
+            return None
+        return (
+            f"the local model server for {self.model} died {while_} "
+            f"({describe_exit(proc.returncode)}){_crash_hint(proc.returncode)}; "
+            f"last log lines of {self.log_path}:\n{self._log_tail()}"
+        )
+
+    def wait_dead(self, timeout_s: float = 0.5) -> str | None:
+        """:meth:`death_report`, after giving a process that is being killed ``timeout_s`` to be
+        reaped (a dropped connection arrives before the kernel has finished the process)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            report = self.death_report()
+            if report is not None or time.monotonic() >= deadline:
+                return report
+            time.sleep(0.02)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -201,6 +220,37 @@ class LocalServer:
         await asyncio.to_thread(self.stop)
 
 
+def describe_exit(returncode: int | None) -> str:
+    """``signal 4 (SIGILL: illegal instruction)`` or ``exit code 1``."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        number = -returncode
+        try:
+            sig = signal.Signals(number)
+            text = signal.strsignal(sig) or ""
+            return f"signal {number} ({sig.name}{': ' + text.lower() if text else ''})"
+        except ValueError:
+            return f"signal {number}"
+    return f"exit code {returncode}"
+
+
+def _crash_hint(returncode: int | None) -> str:
+    if returncode == -signal.SIGILL:
+        return (
+            ". Its llama.cpp build uses CPU instructions this machine cannot run; rebuild it "
+            f'portably: CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall '
+            "--no-cache-dir --no-deps llama-cpp-python (scripts/install.sh does this)"
+        )
+    return ""
+
+
+#: The embedded model's portable llama.cpp build (docs/models.md, "A portable build"): AVX2-era
+#: x86-64 instructions only, whatever the build machine's CPU advertises (AMX and AVX-512 trap on
+#: some machines that advertise them).
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+
+
 class SharedLocalServers:
     """One server per local model per process, however many agents use it."""
 
@@ -218,6 +268,12 @@ class SharedLocalServers:
                 self._users[model] = 0
             self._users[model] += 1
             return server
+
+    def death_report(self, model: str, wait_s: float = 0.5) -> str | None:
+        """How the shared server of ``model`` died, or None (running, or none of ours)."""
+        with self._lock:
+            server = self._servers.get(model)
+        return server.wait_dead(wait_s) if server is not None else None
 
     def release(self, model: str) -> None:
         with self._lock:

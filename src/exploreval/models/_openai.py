@@ -22,7 +22,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
@@ -120,8 +120,13 @@ class OpenAIClient(ModelClient):
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 60.0,
         prices: PriceTable | None = None,
+        server_death: Callable[[], str | None] | None = None,
     ) -> None:
         self.model = model
+        #: For a server we started (the embedded model): how it died, or None while it runs. A
+        #: failed connection asks it first, so a crashed server stops the run at once with its
+        #: exit signal and log instead of after every retry as "cannot connect".
+        self.server_death = server_death
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.cache = cache
@@ -236,10 +241,12 @@ class OpenAIClient(ModelClient):
                 wait = _retry_after_s(exc)
             except openai.APITimeoutError:
                 reason, wait = f"timed out after {self.timeout_s:g}s", None
+                await self._raise_if_server_died()
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc.__context__
                 detail = self._describe(cause) if cause is not None else self._describe(exc)
                 reason, wait = f"cannot connect: {detail}", None
+                await self._raise_if_server_died()
             if attempt >= self.max_retries:
                 raise ModelError(
                     f"{self.endpoint} failed for model {self.model} after {attempt} retries; "
@@ -253,6 +260,13 @@ class OpenAIClient(ModelClient):
             )
             attempt += 1
             await asyncio.sleep(delay)
+
+    async def _raise_if_server_died(self) -> None:
+        if self.server_death is None:
+            return
+        report = await asyncio.to_thread(self.server_death)
+        if report is not None:
+            raise ModelError(redact(report, self._key))
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from exploreval.models._base import ModelClient
@@ -37,7 +37,8 @@ def open_model_client(
 
     cache = ResponseCache(cache_path) if cache_path else None
     # A local model's port changes from run to run; its cache identity must not.
-    endpoint = model if is_local_model(model) else base_url
+    local = is_local_model(model)
+    endpoint = model if local else base_url
     return OpenAIClient(
         model=model,
         base_url=base_url,
@@ -48,7 +49,19 @@ def open_model_client(
         timeout_s=timeout_s,
         max_retries=max_retries,
         prices=default_price_table(prices),
+        server_death=_local_server_death(model) if local else None,
     )
+
+
+def _local_server_death(model: str) -> Callable[[], str | None]:
+    """How the embedded server of ``model`` died (None while it runs, or if it is not ours)."""
+
+    def check() -> str | None:
+        from exploreval.models._local import LOCAL_SERVERS
+
+        return LOCAL_SERVERS.death_report(model)
+
+    return check
 
 
 async def acquire_local(model: str) -> str:

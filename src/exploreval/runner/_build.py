@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any
@@ -111,6 +112,20 @@ class ClientPool:
         base_url = await acquire_local(spec.model)
         self._local.append(spec.model)
         return spec.model_copy(update={"base_url": base_url})
+
+    async def watch_local(self, on_death: Callable[[str], None], every_s: float = 0.2) -> None:
+        """Call ``on_death(report)`` once, as soon as an embedded server of this pool dies."""
+        if not self._local:
+            return
+        from exploreval.models import LOCAL_SERVERS
+
+        while True:
+            await asyncio.sleep(every_s)
+            for model in dict.fromkeys(self._local):
+                report = LOCAL_SERVERS.death_report(model, wait_s=0.0)
+                if report is not None:
+                    on_death(report)
+                    return
 
     def client_for(self, spec: AgentSpec) -> ModelClient | None:
         if spec.kind != "llm":

@@ -520,6 +520,16 @@ class Runner:
                     slots.release()
 
             tasks: list[asyncio.Task[None]] = []
+
+            def server_died(report: str) -> None:
+                # The embedded model's server is gone: stop now, not after every episode's
+                # retries; the episodes in flight are re-run by a resume (their completed
+                # model calls are replayed from the cache).
+                fatal.append(ModelError(report))
+                for task in tasks:
+                    task.cancel()
+
+            watcher = asyncio.create_task(pool.watch_local(server_died))
             try:
                 for episode in self.pending:
                     await slots.acquire()
@@ -528,7 +538,13 @@ class Runner:
                         slots.release()
                         break
                     tasks.append(asyncio.create_task(one(episode)))
-                await asyncio.gather(*tasks)
+                try:
+                    await asyncio.gather(*tasks)
+                except asyncio.CancelledError:
+                    if not fatal:  # the run itself was cancelled (a signal)
+                        raise
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    raise fatal[0] from None
             except BaseException:
                 # A signal (while scheduling or waiting) or an unexpected error: stop the running
                 # episodes and wait until they have ended (envs closed, records stored); left
@@ -538,6 +554,7 @@ class Runner:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
             finally:
+                watcher.cancel()
                 # Per-run shared resources (templates, compiled games) go with the run.
                 await asyncio.to_thread(shared.close)
         if fatal:

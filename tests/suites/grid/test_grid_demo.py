@@ -71,3 +71,33 @@ def test_demo_command_ends_with_the_html_report_and_the_view_command(tmp_path: P
     # (compared without whitespace: the console wraps long paths)
     expected = f"HTML report: {html}\nstep through the episodes: exploreval view {out}"
     assert "".join(result.stdout.split()).endswith("".join(expected.split()))
+
+
+@pytest.mark.slow
+@pytest.mark.local_llm
+def test_the_readme_demo_with_the_embedded_model_runs_end_to_end(tmp_path: Path) -> None:
+    """The README's main command as a user types it, in its own process (the embedded server
+    is started, used and stopped by the command): exit 0, its report, and LLM episodes that
+    finished with the model's output on their steps (issue 24: the server died on the first
+    completion and the run ended "cannot connect")."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "demo"
+    exe = Path(sys.executable).with_name("exploreval")
+    done = subprocess.run(
+        [str(exe), "demo", "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "report" / "index.html").is_file()
+    llm = [r for r in RunDir(out).iter_records() if r.agent.kind == "llm"]
+    assert len(llm) == len(DEMO_PRESETS)
+    assert all(r.status == "ok" and r.n_steps > 0 for r in llm)
+    steps = [s for r in llm for s in r.steps]
+    assert all(s.raw_output is not None and s.raw_output.strip() for s in steps)
+    assert all(s.usage is not None and s.usage.completion_tokens > 0 for s in steps)
