@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         run_off_loop,
         scratch_dir,
         scratch_root,
+        unmount_under,
     )
     from exploreval.core._memory import gc_paused
     from exploreval.core._options import option_bool
@@ -142,6 +143,7 @@ _EXPORTS: dict[str, str] = {
     "run_off_loop": "._lifecycle",
     "scratch_dir": "._lifecycle",
     "scratch_root": "._lifecycle",
+    "unmount_under": "._lifecycle",
     "set_parent_death_signal": "._spawn",
     "spawn_tied": "._spawn",
     "spawner_thread": "._spawn",
@@ -215,6 +217,7 @@ __all__ = [
     "run_off_loop",
     "scratch_dir",
     "scratch_root",
+    "unmount_under",
     "set_parent_death_signal",
     "spawn_tied",
     "spawner_thread",

@@ -138,6 +138,19 @@ try:
                     pass
 except FileNotFoundError:
     pass
+try:  # file systems mounted under the root (sandbox disks, overlays): deepest first, lazily
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    points = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            point = line.split()[4].replace("\\040", " ")
+            if point == root or point.startswith(root + "/"):
+                points.append(point)
+    for point in sorted(points, key=len, reverse=True):
+        libc.umount2(point.encode(), 2)
+except Exception:
+    pass
 shutil.rmtree(root, ignore_errors=True)
 """
 
@@ -175,6 +188,7 @@ class _Scratch:
             root, self.root = self.root, None
             if root is not None:
                 _kill_groups(root)
+                unmount_under(root)
                 shutil.rmtree(root, ignore_errors=True)
             if self.guardian is not None:
                 with contextlib.suppress(Exception):
@@ -183,6 +197,32 @@ class _Scratch:
                 with contextlib.suppress(Exception):
                     self.guardian.wait(timeout=5)
                 self.guardian = None
+
+
+def mounts_under(root: Path) -> list[Path]:
+    """Mount points at or below ``root`` in this process's mount namespace, deepest first."""
+    prefix = str(root).rstrip("/")
+    points: list[str] = []
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for line in fh:
+            point = line.split()[4].replace("\\040", " ")
+            if point == prefix or point.startswith(prefix + "/"):
+                points.append(point)
+    return [Path(p) for p in sorted(points, key=len, reverse=True)]
+
+
+def unmount_under(root: Path) -> None:
+    """Lazily unmount every file system mounted at or below ``root`` (deepest first), so a
+    scratch directory holding sandbox disks and overlays can be removed (best effort: only root
+    mounts, and a path with nothing mounted is left alone)."""
+    points = mounts_under(root)
+    if not points:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for point in points:
+        libc.umount2(bytes(point), 2)  # MNT_DETACH
 
 
 def _kill_groups(root: Path) -> None:
@@ -231,6 +271,7 @@ def reap_stale_scratch(base: Path | None = None) -> list[Path]:
         if pid == os.getpid() or _alive(pid):
             continue
         _kill_groups(path)
+        unmount_under(path)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed

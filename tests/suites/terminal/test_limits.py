@@ -1,6 +1,7 @@
 """Limits that hold: each hostile workload ends the sandbox cleanly and leaves nothing behind."""
 
 import asyncio
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -81,9 +82,33 @@ async def test_fork_bomb_cannot_exceed_the_process_cap() -> None:
     assert sandbox_processes() == []
 
 
-async def test_tmp_is_size_capped(tmp_path: Path) -> None:
-    async with await Sandbox.start(SandboxConfig(limits=Limits(tmp_mb=8))) as sb:
+async def test_the_episode_disk_is_one_quota_that_never_reaches_the_host_disk() -> None:
+    """Issue 17: 2 GB written by an agent landed on the host disk. Every writable place (the
+    work dir, /tmp, /root) shares the episode's quota tmpfs: writing past it fails inside, and
+    the host's scratch directory does not grow."""
+    from exploreval.core import scratch_root
+
+    def host_bytes() -> int:  # files on the host's own file system (mounts not crossed)
+        root = scratch_root()
+        device = os.stat(root).st_dev
+        total = 0
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [
+                d for d in dirnames if os.lstat(os.path.join(dirpath, d)).st_dev == device
+            ]
+            for name in filenames:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
+
+    async with await Sandbox.start(SandboxConfig(disk_mb=24)) as sb:
+        before = host_bytes()
         result = await sb.exec(
-            ["sh", "-c", "head -c 20000000 /dev/zero > /tmp/big; echo rc=$?"], timeout=20
-        )
-        assert "No space left" in result.stderr
+            ["sh", "-c",
+             "for d in /app /tmp /root; do head -c 10000000 /dev/zero > $d/big || echo FULL $d; done"],
+            timeout=20,
+        )  # fmt: skip
+        assert "No space left" in result.stderr and "FULL" in result.stdout
+        assert sb.disk is not None and 23 <= sb.disk.used_mb() <= 24
+        # a quota tmpfs is not the host's disk: host-visible files barely changed
+        assert host_bytes() - before < 1_000_000

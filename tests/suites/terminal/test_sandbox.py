@@ -90,8 +90,13 @@ async def test_tests_are_invisible_until_revealed(template: Path, tmp_path: Path
             ]
         )
         assert before.stdout.strip() == ""
-        sb.reveal_tests()
-        after = await sb.exec(["sh", "-c", "cat /tests/test_secret.py; touch /tests/x"])
+        await sb.terminate()
+        after = await sb.run_verifier(
+            "cat /tests/test_secret.py; touch /tests/x",
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=30,
+            data_files={},
+        )
         assert "xyzzy" in after.stdout
         assert "Read-only" in after.stderr
 

@@ -16,6 +16,21 @@ TaskKind = Literal["file", "text", "script", "git", "swe", "api"]
 TestParser = Literal["pytest", "reward_file", "exit_code"]
 
 
+class ImageRecipe(BaseModel):
+    """How a task's image is built from its Dockerfile (``._image``); None: the host system."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dockerfile: Path
+    context: Path
+    args: dict[str, str] = Field(default_factory=dict)
+    #: Provision Terminal-Bench's test tools (uv, pytest) in the image.
+    terminal_bench_tools: bool = False
+    #: Names in the build context that are the task's, never the image's (tests, solution...).
+    exclude: tuple[str, ...] = ()
+    timeout_s: float = 1800.0
+
+
 class TerminalTask(BaseModel):
     """One terminal task, from any layout (Terminal-Bench 1, Harbor, built-in)."""
 
@@ -28,8 +43,18 @@ class TerminalTask(BaseModel):
     difficulty: Literal["easy", "medium", "hard", "unknown"] = "unknown"
     kind: TaskKind = "file"
     tags: tuple[str, ...] = ()
-    #: Host directory copied fresh per episode and mounted writable at /app (the agent's cwd).
-    workdir: Path
+    #: Host directory copied fresh per episode and mounted writable at /app (the agent's cwd);
+    #: None for a task built into an image (the image holds its work dir).
+    workdir: Path | None = None
+    #: The task's image (Terminal-Bench and Harbor tasks), built on first use and cached.
+    image: ImageRecipe | None = None
+    #: Network for the test run (Terminal-Bench's tests install tools at test time); None: the
+    #: default (on for images, off for built-in tasks).
+    test_network: bool | None = None
+    #: Aggregate disk quota of the episode, MB (Harbor's storage_mb); None: the default.
+    disk_mb: int | None = None
+    #: The task asks for a network in the agent's phase (Harbor's allow_internet).
+    agent_network: bool = False
     #: Host directory made visible read-only at /tests only for verification; None: no tests.
     tests_dir: Path | None = None
     #: Shell command run inside the sandbox (cwd /app) to verify, e.g. "bash /tests/run-tests.sh".
@@ -43,6 +68,8 @@ class TerminalTask(BaseModel):
     #: The gold solution as a shell script (run with bash in /app), if the task ships one.
     solution: str | None = None
     source_layout: Literal["terminal-bench-1", "harbor", "builtin"] = "builtin"
+    #: Refusal-free load notes of the compose file, one line each (what was honoured or ignored).
+    compose_notes: tuple[str, ...] = ()
     #: What of the task's Dockerfile was honoured or ignored, one line each (documented rules).
     dockerfile_notes: tuple[str, ...] = ()
     #: Where the task expects its work dir inside the sandbox (the Dockerfile's WORKDIR; /app if

@@ -36,6 +36,14 @@ MAX_DURATION_S = 60.0
 #: A blocking command (Terminus 1) may wait longer than a plain duration.
 MAX_BLOCK_S = 600.0
 TOOL_SUITES = ("bash", "bash+editor")
+#: How a task's Dockerfile becomes its sandbox: ``auto`` builds the image of a loaded task
+#: (Terminal-Bench, Harbor) and runs built-in tasks on this machine's system; ``build`` and
+#: ``host`` force one way (docs/terminal.md, "Images").
+IMAGE_MODES = ("auto", "build", "host")
+#: The episode's disk quota (work dir, /tmp, /root, an image's changes) unless the task or the
+#: disk_mb option says otherwise: Terminal-Bench's containers have no quota; 2 GB holds their
+#: installs and keeps 32 concurrent episodes within a machine's memory (it is a tmpfs).
+DEFAULT_DISK_MB = 2048
 CAST_NAME = "terminal.cast"
 SHELL_EXITED = "shell_exited"
 TERMINAL_UNREACHABLE = "terminal_unreachable"
@@ -44,9 +52,9 @@ TERMINAL_UNREACHABLE = "terminal_unreachable"
 OPTIONS = frozenset(
     {
         "tasks", "task", "injection_level", "variant", "tools", "max_steps", "wall_s",
-        "cpu_s", "memory_mb", "address_space_mb", "tmp_mb", "file_size_mb", "nproc",
+        "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
         "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
-        "prompt_variant", "verification_limit",
+        "prompt_variant", "verification_limit", "network", "test_network", "image",
     }
 )  # fmt: skip
 
@@ -129,18 +137,26 @@ def parse_action(text: str, tools: str = "bash") -> dict[str, Any]:
     return {"commands": out, "task_complete": done}
 
 
-def load_task_list(source: str) -> list[TerminalTask]:
-    """The tasks of ``source``: "builtin" or a folder read by the tasks side's loader."""
-    if source == "builtin":
-        from exploreval.suites.terminal._builtin import builtin_tasks
+def load_task_list(source: str, image: str = "auto") -> list[TerminalTask]:
+    """The tasks of ``source``: "builtin" or a folder read by the tasks side's loader.
 
-        return list(builtin_tasks())
+    ``image`` (``IMAGE_MODES``): ``auto`` runs built-in tasks on this machine's system and builds
+    the image of every loaded task; ``build`` / ``host`` force one way for both."""
     from exploreval.suites.terminal._tasks import load_tasks
 
+    if source == "builtin":
+        if image != "build":
+            from exploreval.suites.terminal._builtin import builtin_tasks
+
+            return list(builtin_tasks())
+        from exploreval.suites.terminal._builtin import TASKS_DIR
+
+        return [t.model_copy(update={"source_layout": "builtin"})
+                for t in load_tasks(TASKS_DIR, image="build")]  # fmt: skip
     path = Path(source).expanduser()
     if not path.exists():
         raise ValueError(f"terminal env option tasks={source!r}: no such file or directory")
-    return list(load_tasks(path))
+    return list(load_tasks(path, image="host" if image == "host" else "build"))
 
 
 def apply_injection(
@@ -260,8 +276,21 @@ class TerminalEnv(AsyncTextEnv):
         self._max_steps = _positive_int(p, "max_steps") or 50
         for key in ("wall_s", "cpu_s", "test_timeout_s"):
             _positive_number(p, key)
-        for key in ("memory_mb", "address_space_mb", "tmp_mb", "file_size_mb", "nproc"):
+        for key in ("memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc"):
             _positive_int(p, key)
+        for key in ("network", "test_network"):
+            if p.get(key) is not None and not isinstance(p.get(key), bool):
+                raise ValueError(f"terminal env option {key}={p[key]!r}: expected true or false")
+        #: The agent's sandbox has a network (user-mode, no host loopback). Default off: the
+        #: paper measures what agents find in the environment, and a network lets them fetch
+        #: answers and makes runs irreproducible (docs/terminal.md, "Network").
+        self.network: bool = bool(p.get("network", False))
+        self.image_mode: str = str(p.get("image", "auto"))
+        if self.image_mode not in IMAGE_MODES:
+            raise ValueError(
+                f"terminal env option image={self.image_mode!r}: expected one of "
+                f"{', '.join(IMAGE_MODES)}"
+            )
         limit = _positive_int(p, "verification_limit")
         if limit is not None:
             from exploreval.suites.terminal._verify import set_verification_limit
@@ -283,6 +312,7 @@ class TerminalEnv(AsyncTextEnv):
         self._cast_path: Path | None = None
         self._cast_written = False
         self._seed_arg: int | None = None
+        self._image_built: Any = None
 
     @classmethod
     def preflight(cls, options: dict[str, Any]) -> list[str]:
@@ -301,7 +331,8 @@ class TerminalEnv(AsyncTextEnv):
 
     def _tasks(self) -> list[TerminalTask]:
         tasks: list[TerminalTask] = self.shared.get(
-            ("terminal-tasks", self.source), lambda: load_task_list(self.source)
+            ("terminal-tasks", self.source, self.image_mode),
+            lambda: load_task_list(self.source, self.image_mode),
         )
         if not tasks:
             raise ValueError(f"terminal env: task source {self.source!r} holds no tasks")
@@ -338,7 +369,7 @@ class TerminalEnv(AsyncTextEnv):
         p = self.params
         memory = int(p.get("memory_mb", task.memory_mb))
         extra: dict[str, Any] = {}
-        for key in ("address_space_mb", "tmp_mb", "file_size_mb"):
+        for key in ("address_space_mb", "file_size_mb"):
             if p.get(key) is not None:
                 extra[key] = int(p[key])
         return Limits(
@@ -384,16 +415,27 @@ class TerminalEnv(AsyncTextEnv):
         def prepare(workdir: Path) -> None:
             holder["manifest"] = apply_injection(task, self.level, self.variant, workdir)
 
+        image = await self._image(task)
+        network = bool(self.params.get("network", task.agent_network))
+        env = dict(task.env)
+        if image is not None:
+            from exploreval.suites.terminal._image import trust_env
+
+            env = {**image.env, **env, **(trust_env() if network else {})}
         config = SandboxConfig(
             workdir_template=task.workdir,
             workdir=task.container_workdir,
             tests_dir=task.tests_dir,
-            env=dict(task.env),
+            image=image.rootfs if image is not None else None,
+            env=env,
             limits=self._limits(task),
+            disk_mb=int(self.params.get("disk_mb", task.disk_mb or DEFAULT_DISK_MB)),
+            network=network,
             max_output_bytes=int(self.params.get("max_output_bytes", 10_000)),
             logs_dir=task.parser == "reward_file",
             record_cast=self.record_cast,
         )
+        self._image_built = image
         self._cast_path = self._cast_target(task)
         self.sandbox = await Sandbox.start(config, prepare=prepare)
         self.manifest = holder.get("manifest")
@@ -422,6 +464,16 @@ class TerminalEnv(AsyncTextEnv):
         if self.intervention == "solution_in_first_thought" and task.solution:
             info["first_thought"] = _prompts.first_thought(task.solution)
         return text, info
+
+    async def _image(self, task: TerminalTask) -> Any:
+        """The task's built image (built once per run, cached across runs), or None."""
+        if task.image is None:
+            return None
+        from exploreval.suites.terminal._image import BuildRecipe, build_image
+
+        recipe = BuildRecipe(**task.image.model_dump())
+        return await self.shared.aget(("terminal-image", task.image.model_dump_json()),
+                                      lambda: build_image(recipe))  # fmt: skip
 
     def _cast_target(self, task: TerminalTask) -> Path | None:
         if not self.record_cast:
@@ -547,16 +599,27 @@ class TerminalEnv(AsyncTextEnv):
         return obs.render()
 
     async def _verify(self) -> dict[str, Any]:
-        from exploreval.suites.terminal._verify import verify
+        from exploreval.suites.terminal._verify import verification_tools_env, verify
 
         sb, task = self.sandbox, self.task
         assert sb is not None and task is not None
+        image = sb.config.image is not None
+        network = self.params.get("test_network")
+        if network is None:
+            network = task.test_network if task.test_network is not None else image
+        env = dict(task.env)
+        if image:
+            env = {**(self._image_built.env if self._image_built else {}), **env}
+            env = verification_tools_env(env, tools=bool(task.image and
+                                         task.image.terminal_bench_tools), network=bool(network))  # fmt: skip
         result = await verify(
             sb,
             task.test_command,
             parser=task.parser,
             timeout=float(self.params.get("test_timeout_s", task.test_timeout_s)),
-            env=dict(task.env),
+            env=env,
+            network=bool(network),
+            template=task.workdir,
         )
         self.verification = result.model_dump(mode="json")
         return self.verification

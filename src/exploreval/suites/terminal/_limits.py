@@ -41,7 +41,6 @@ class Limits(BaseModel):
     )
     nproc: int = Field(default=256, ge=8, description="processes+threads of the sandbox uid")
     file_size_mb: int = Field(default=1024, gt=0, description="per-file RLIMIT_FSIZE")
-    tmp_mb: int = Field(default=256, gt=0, description="size of the /tmp tmpfs")
     nproc_grace_s: float = Field(
         default=2.0, gt=0, description="the process cap may be hit this long before the kill"
     )

@@ -1,21 +1,31 @@
-"""The terminal sandbox: bubblewrap + a tmux server inside it, driven from the host.
+"""The terminal sandbox: bubblewrap + a tmux server inside it, driven from inside its namespaces.
 
 Layout of one sandbox::
 
-    python (event-loop thread)
-      └─ prlimit ─exec→ bwrap (as a dedicated uid; its own session, registered with the guardian)
-           └─ bwrap, pid 1 of a new PID namespace  (``child_pid``; killing it ends everything)
-                └─ tmux -D server (socket /tmp/.exploreval/tmux.sock inside)
-                     ├─ bash in /app (the agent's pane)
-                     └─ short-lived windows for exec() (editor, verification)
+    python (the run)                                   host side
+      ├─ prlimit ─exec→ bwrap (as a leased uid; forked by the process-lifetime spawner thread,
+      │    │             --die-with-parent; its process group registered with the guardian)
+      │    └─ bwrap, pid 1 of a new PID namespace  (``child_pid``; killing it ends everything)
+      │         └─ tmux -D server (socket /tmp/.exploreval/tmux.sock)
+      │              └─ bash in the work dir (the agent's pane)
+      └─ nsenter ─→ setpriv ─→ tmux client / exec()   entered into *all* the sandbox's namespaces
+                                                      as its uid, without capabilities
 
-The host's tmux client reaches the server through ``/proc/<child_pid>/root/...`` (host root may
-walk into the sandbox's mount namespace); the client runs as the sandbox's uid, which the server
-sees as its own (tmux refuses other uids). Nothing inside can reach anything of the host's: all namespaces unshared, no
-capabilities, the system read-only, /app (the episode's copy) the only host path it can write.
+Every tmux client runs inside the sandbox: a hook the agent sets on its own server
+(``set-hook ... save-buffer /etc/x``, ``load-buffer``, ``run-shell``) acts in the sandbox, never
+on the host. Nothing of the host is reachable: all namespaces unshared, no capabilities, no
+network (unless ``network``: then a user-mode stack, slirp4netns, without the host's loopback).
 
-Start sandboxes from the event-loop thread (asyncio subprocesses): bwrap's ``--die-with-parent``
-is tied to the thread that spawned it.
+**Files.** Everything the sandbox can write lives on the episode's disk, a tmpfs whose size is
+the episode's quota (:mod:`._rootfs`). A host-system sandbox (built-in tasks) sees this machine's
+``/usr`` and ``/etc`` read-only with the work dir, ``/tmp`` and ``/root`` from the disk; an image
+sandbox (:mod:`._image`) gets the task's built image as a copy-on-write root. Files the host reads
+from the control dir are opened without following links.
+
+**Verification** (:meth:`Sandbox.terminate`, :meth:`Sandbox.run_verifier`): the agent's PID
+namespace is killed first (every process it started is gone), then the tests run in a *fresh*
+sandbox over the same files: new namespaces, tests and harness files on a verification-only
+tmpfs, results through a pipe only the test process holds.
 """
 
 from __future__ import annotations
@@ -28,15 +38,17 @@ import os
 import posixpath
 import shutil
 import signal
+import stat
+import subprocess
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from exploreval.core import register_process_group, scratch_dir, scratch_root
+from exploreval.core import scratch_dir, scratch_root, spawn_tied
 from exploreval.suites.terminal._fileevents import FileWatcher
 from exploreval.suites.terminal._limits import Limits, UidLease, sample_tree
 from exploreval.suites.terminal._output import (
@@ -46,17 +58,33 @@ from exploreval.suites.terminal._output import (
     strip_trailing_blank,
     truncate_middle,
 )
+from exploreval.suites.terminal._rootfs import (
+    EpisodeDisk,
+    MountError,
+    kill_uid,
+    mount_overlay,
+    wait_gone,
+)
 from exploreval.suites.terminal._system import require_system
 
 _CTL = "/tmp/.exploreval"
 _SOCK = f"{_CTL}/tmux.sock"
+_TMUX_CONF = f"{_CTL}/tmux.conf"
+_BASHRC_PATH = f"{_CTL}/bashrc"
 #: Where the pane's shell records that it printed a prompt (the blocking-command marker).
 _PROMPT_MARK = f"{_CTL}/prompt"
-#: Read-only dir of harness helpers inside the sandbox: the ``python`` shim (images
-#: ``FROM python:*`` have ``python``; Debian has only ``python3``) and verification's
-#: ``sitecustomize``.
+_PANE_RAW = f"{_CTL}/pane.raw"
+#: Read-only dir of harness helpers inside a host-system sandbox: the ``python`` shim (images
+#: ``FROM python:*`` have ``python``; Debian has only ``python3``).
 SHIM_DIR = "/opt/exploreval/bin"
+#: Verification's read-only start-up files (a fresh tmpfs in the verifier's sandbox only).
 _VERIFY_PY = "/opt/exploreval/verify"
+#: The verifier's HOME: a fresh tmpfs.
+VERIFY_HOME = "/opt/exploreval-home"
+#: In an image's verification: a fresh tmpfs for the test run's venv, and the uv cache the image
+#: provisioned (mounted from the image's pristine layer).
+VERIFY_VENV_DIR = "/opt/exploreval-venv"
+UV_CACHE_PATH = "/opt/exploreval-uv-cache"
 _PATH = f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{SHIM_DIR}"
 CAPPED = "\n[... output capped ...]"
 _SHELLS = frozenset({"bash", "sh", "dash"})
@@ -67,17 +95,22 @@ _RESERVED = ("/usr", "/etc", "/proc", "/dev", "/tmp", "/tests", "/logs", "/opt/e
 #: command line finished (Terminus 1's blocking commands). Nothing is typed into the pane and
 #: nothing is printed on it; the variable is not exported to the agent's programs.
 _BASHRC = (
+    "[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n"
     "PS1='root@\\h:\\w# '\n"
     "__exploreval_n=0\n"
     "PROMPT_COMMAND='__exploreval_n=$((__exploreval_n+1)); "
     f'printf "%s %s\\n" $$ $__exploreval_n > {_PROMPT_MARK} 2>/dev/null\'\n'
 )
-#: Verification's Python start-up: the work dir (the interpreter's cwd) is appended to
-#: ``sys.path`` *after* the standard library and site-packages, so the task's tests can import
-#: the code under test but a file the agent wrote can never shadow pytest or the stdlib.
-_SITECUSTOMIZE = (
+#: Verification's Python start-up for host-system sandboxes: the work dir (the interpreter's
+#: cwd) is appended to ``sys.path`` *after* the standard library and site-packages, so the task's
+#: tests can import the code under test but a file the agent wrote can never shadow pytest.
+SITECUSTOMIZE = (
     "import os, sys\n_cwd = os.getcwd()\nif _cwd not in sys.path:\n    sys.path.append(_cwd)\n"
 )
+#: Size of the verification-only tmpfs beyond the tests' own size.
+VERIFY_DISK_MB = 256
+#: Cap on the results a verification run may send (JSON lines).
+MAX_RESULTS_BYTES = 8_000_000
 
 EndReason = Literal["", "closed", "exited", "wall", "cpu", "memory", "nproc", "start_failed"]
 
@@ -91,40 +124,54 @@ class SandboxConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    schema_version: int = 1
-    #: Host directory copied fresh into the episode's work dir (None: it starts empty).
+    schema_version: int = 2
+    #: Host directory copied fresh into the episode's work dir (None: it starts empty). With an
+    #: ``image``, the image already holds the work dir and this is ignored.
     workdir_template: Path | None = None
     #: Where the work dir is bound inside and the shell starts (the task's WORKDIR).
     workdir: str = "/app"
-    #: Host directory made visible read-only at /tests only by :meth:`Sandbox.reveal_tests`.
+    #: Host directory made visible read-only at /tests only in the verification run.
     tests_dir: Path | None = None
+    #: A built image's root file system (``._image``): the sandbox's copy-on-write root. None:
+    #: this machine's system, read-only (the built-in tasks).
+    image: Path | None = None
     env: dict[str, str] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
+    #: The episode's whole writable space (work dir, /tmp, /root, or the image's changes), MB.
+    disk_mb: int = Field(default=2048, ge=16)
+    #: A network for the agent's sandbox: user-mode (slirp4netns), the host's loopback blocked.
+    network: bool = False
     width: int = Field(default=160, ge=20, le=1000)
     height: int = Field(default=40, ge=5, le=500)
     history_limit: int = Field(default=100_000, ge=100)
     max_output_bytes: int = Field(default=10_000, ge=100)
     #: Record what the pane showed for an asciinema cast v2 file.
     record_cast: bool = True
-    #: Watch /app with inotify for file-access evidence.
+    #: Watch the work dir with inotify for file-access evidence.
     watch_files: bool = True
     #: Give the sandbox a writable /logs (Harbor tasks write /logs/verifier/reward.txt).
     logs_dir: bool = False
     hostname: str = "sandbox"
 
-    @field_validator("workdir")
-    @classmethod
-    def _workdir(cls, value: str) -> str:
+    @model_validator(mode="after")
+    def _workdir(self) -> SandboxConfig:
+        value = self.workdir
         norm = posixpath.normpath(value) if value else ""
-        if not value.startswith("/") or norm in ("/", "//") or ".." in value.split("/"):
-            raise ValueError(f"workdir {value!r} must be an absolute directory path other than '/'")
-        for reserved in _RESERVED:
-            if norm == reserved or norm.startswith(reserved + "/"):
-                raise ValueError(
-                    f"workdir {value!r} is inside {reserved}, which the sandbox reserves "
-                    "(system, tests, logs or harness files); use a path such as /app"
-                )
-        return norm
+        if not value.startswith("/") or ".." in value.split("/"):
+            raise ValueError(f"workdir {value!r} must be an absolute directory path")
+        if self.image is None:  # the work dir is a mount over this machine's system
+            if norm in ("/", "//"):
+                raise ValueError(f"workdir {value!r} must not be '/' on the host system")
+            for reserved in _RESERVED:
+                if norm == reserved or norm.startswith(reserved + "/"):
+                    raise ValueError(
+                        f"workdir {value!r} is inside {reserved}, which the sandbox reserves "
+                        "(system, tests, logs or harness files); use a path such as /app"
+                    )
+        elif norm in ("/tests", "/logs") or norm.startswith(("/tests/", "/opt/exploreval")):
+            raise ValueError(f"workdir {value!r} is where the verification mounts its files")
+        object.__setattr__(self, "workdir", norm if norm != "//" else "/")
+        return self
 
 
 class ExecResult(BaseModel):
@@ -135,6 +182,24 @@ class ExecResult(BaseModel):
     stderr: str
     timed_out: bool = False
     duration_s: float = 0.0
+
+
+class VerifierRun(BaseModel):
+    """What one verification run produced, as the host read it (never from the sandbox's files
+    except the reward files Harbor tasks write, read without following links)."""
+
+    schema_version: int = 1
+    returncode: int | None
+    stdout: str
+    stderr: str
+    #: JSON lines the results plugin wrote to its pipe (pytest sessions and test reports).
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    events_error: str | None = None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    #: reward.txt / reward.json of /logs/verifier, as written during this run (Harbor).
+    reward_text: str | None = None
+    network: bool = False
 
 
 class Observation(BaseModel):
@@ -155,7 +220,7 @@ class Observation(BaseModel):
         return f"{title}:\n{self.text}"
 
 
-_SHELL = "bash --noprofile --rcfile /.exploreval-bashrc -i"
+_SHELL = f"bash --noprofile --rcfile {_BASHRC_PATH} -i"
 
 
 def _tmux_conf(config: SandboxConfig) -> bytes:
@@ -186,6 +251,112 @@ def _chown_tree(root: Path, uid: int) -> None:
             os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
+def read_plain_file(directory: Path, name: str, limit: int = 1_000_000, offset: int = 0) -> bytes:
+    """Read ``directory/name`` written by the sandbox: no symbolic link followed, a regular file
+    only (a FIFO or device the agent put there is never opened for real), at most ``limit``
+    bytes from ``offset``; b"" when absent or not a plain file."""
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
+    except OSError:
+        return b""
+    finally:
+        os.close(dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, limit)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _data_fd(text: bytes, fds: list[int]) -> int:
+    r, w = os.pipe()
+    fds.append(r)
+    try:
+        os.write(w, text)
+    finally:
+        os.close(w)
+    return r
+
+
+class _SlirpNet:
+    """slirp4netns attached to a sandbox's network namespace (user-mode NAT, no host loopback)."""
+
+    RESOLV = b"nameserver 10.0.2.3\n"
+
+    def __init__(self, pid: int) -> None:
+        ready_r, ready_w = os.pipe()
+        try:
+            self.proc = spawn_tied(
+                ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+                 "--ready-fd", str(ready_w), str(pid), "tap0"],  # fmt: skip
+                pass_fds=(ready_w,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        finally:
+            os.close(ready_w)
+        self._ready_fd = ready_r
+
+    async def ready(self, timeout: float = 10.0) -> None:
+        fd = self._ready_fd
+        try:
+            data = await asyncio.wait_for(asyncio.to_thread(os.read, fd, 1), timeout)
+        finally:
+            os.close(fd)
+        if data != b"1":
+            raise SandboxError("slirp4netns did not bring the sandbox's network up")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=5)
+
+
+def bwrap_root_args(
+    *,
+    image_root: Path | None,
+    disk: EpisodeDisk,
+    workdir: str,
+    env: dict[str, str],
+    hostname: str,
+) -> list[str]:
+    """The part of a bwrap command line that is the same for the agent's sandbox and the
+    verifier's: namespaces, capabilities, identity, root file system, work dir, /tmp, $HOME."""
+    argv = [
+        "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--uid", "0", "--gid", "0", "--hostname", hostname, "--clearenv",
+    ]  # fmt: skip
+    if image_root is not None:
+        argv += ["--bind", str(image_root), "/", "--proc", "/proc", "--dev", "/dev"]
+    else:
+        argv += [
+            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+            "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
+            "--proc", "/proc", "--dev", "/dev",
+            "--bind", str(disk.disk / "tmp"), "/tmp",
+            "--bind", str(disk.disk / "root"), "/root",
+            "--dir", SHIM_DIR, "--symlink", "/usr/bin/python3", f"{SHIM_DIR}/python",
+            "--bind", str(disk.disk / "app"), workdir,
+        ]  # fmt: skip
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    return argv
+
+
 class Sandbox:
     """One live sandbox. Create with ``await Sandbox.start(config)``; always ``await close()``."""
 
@@ -196,22 +367,25 @@ class Sandbox:
         self.started_at = time.monotonic()
         self.started_wall = time.time()
         self.start_seconds = 0.0
-        #: Seconds spent in each phase of the start (benchmarks): work-dir copy + bwrap up, tmux
-        #: server up, session created, first prompt.
+        #: Seconds spent in each phase of the start (benchmarks).
         self.start_phases: dict[str, float] = {}
         self.scratch: Path | None = None
+        self.disk: EpisodeDisk | None = None
+        self.image_root: Path | None = None
         self.host_workdir: Path | None = None
-        self._tests_mount: Path | None = None
         self.host_logs: Path | None = None
         self.host_ctl: Path | None = None
         self._lease: UidLease | None = None
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._net: _SlirpNet | None = None
         self.child_pid = 0
         self._uid = 0
         self._pane = ""
         self._watchdog: asyncio.Task[None] | None = None
         self._watcher: FileWatcher | None = None
         self._closed = False
+        #: The agent's processes are gone (terminate()): the files stay for verification.
+        self.terminated = False
         self._last_history: str | None = None
         self._cast_events: list[tuple[float, str]] = []
         self._cast_offset = 0
@@ -232,7 +406,7 @@ class Sandbox:
             "HOME": "/root",
             "LANG": "C.UTF-8",
             "TERM": "tmux-256color",
-            "PIP_RETRIES": "0",
+            "PIP_RETRIES": "0" if not self.config.network else "2",
             "PIP_NO_INPUT": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             **self.config.env,
@@ -243,17 +417,22 @@ class Sandbox:
         """The work dir inside the sandbox (the task's WORKDIR)."""
         return self.config.workdir
 
+    @property
+    def uid(self) -> int:
+        """The host uid the sandbox runs as (root inside)."""
+        return self._uid
+
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
     async def start(
         cls, config: SandboxConfig, *, prepare: Callable[[Path], None] | None = None
     ) -> Sandbox:
-        """Copy the work dir, start bwrap + tmux, wait for the first prompt.
+        """Make the episode's disk and root, start bwrap + tmux, wait for the first prompt.
 
-        ``prepare(host_workdir)`` runs on the fresh copy before the sandbox starts (solution
-        injection writes there); what it writes becomes the agent's.
+        ``prepare(host_workdir)`` runs on the fresh work dir before the sandbox starts
+        (solution injection writes there); what it writes becomes the agent's.
         """
-        require_system()
+        require_system(image=config.image is not None, network=config.network)
         sb = cls(config)
         try:
             await sb._start(prepare)
@@ -263,147 +442,112 @@ class Sandbox:
             raise
         return sb
 
-    async def _start(self, prepare: Callable[[Path], None] | None) -> None:
-        t0 = time.perf_counter()
+    def _make_files(self, prepare: Callable[[Path], None] | None) -> None:
+        """The episode's disk, root and work dir (blocking: runs off the event loop)."""
         self._lease = UidLease()
         uid = self._uid = self._lease.uid
+        root = scratch_root()
+        os.chmod(root, 0o711)  # the sandbox uid traverses (never lists) the path to its files
         self.scratch = scratch_dir("terminal")
-        # bwrap runs as the sandbox uid and must traverse (not list) the path to /app's copy.
-        os.chmod(scratch_root(), 0o711)
         os.chmod(self.scratch, 0o711)
         _check_traversable(self.scratch)
-        self.host_workdir = self.scratch / "app"
-        template = self.config.workdir_template
-        if template is not None:
-            if not template.is_dir():
-                raise SandboxError(f"work-dir template {template} is not a directory")
-            await asyncio.to_thread(shutil.copytree, template, self.host_workdir, symlinks=True)
+        try:
+            disk = self.disk = EpisodeDisk(self.scratch, uid=uid, quota_mb=self.config.disk_mb)
+        except MountError as exc:
+            raise SandboxError(f"the episode's disk could not be mounted: {exc}") from exc
+        self.host_ctl = disk.ctl
+        workdir = self.config.workdir
+        if self.config.image is not None:
+            try:
+                self.image_root = disk.mount_image(self.config.image)
+            except MountError as exc:
+                raise SandboxError(f"the task image could not be mounted: {exc}") from exc
+            self.host_workdir = self.image_root / workdir.lstrip("/")
+            if not self.host_workdir.is_dir():
+                self.host_workdir.mkdir(parents=True)
+            if prepare is not None:
+                prepare(self.host_workdir)
+            disk.claim_upper()
         else:
-            self.host_workdir.mkdir()
-        if prepare is not None:
-            prepare(self.host_workdir)
-        _chown_tree(self.host_workdir, uid)
-        self.host_ctl = self.scratch / "ctl"
-        self.host_ctl.mkdir(mode=0o700)
-        os.chown(self.host_ctl, uid, uid)
-        self._tests_mount = self.scratch / "tests"
-        self._tests_mount.mkdir(mode=0o755)
+            app = disk.owned_dir(disk.disk / "app")
+            template = self.config.workdir_template
+            if template is not None:
+                if not template.is_dir():
+                    raise SandboxError(f"work-dir template {template} is not a directory")
+                shutil.copytree(template, app, symlinks=True, dirs_exist_ok=True)
+            if prepare is not None:
+                prepare(app)
+            _chown_tree(app, uid)
+            disk.owned_dir(disk.disk / "tmp", 0o1777)
+            disk.owned_dir(disk.disk / "root", 0o700)
+            self.host_workdir = app
         if self.config.logs_dir:
-            self.host_logs = self.scratch / "logs"
-            (self.host_logs / "verifier").mkdir(parents=True)
-            _chown_tree(self.host_logs, uid)
+            self.host_logs = disk.owned_dir(disk.disk / "logs")
+            disk.owned_dir(self.host_logs / "verifier")
+            disk.owned_dir(self.host_logs / "agent")
+        for text, target in ((_tmux_conf(self.config), _TMUX_CONF), (_BASHRC.encode(), _BASHRC_PATH)):
+            path = self._host(target)
+            path.write_bytes(text)
+            os.chown(path, uid, uid)
         if self.config.watch_files:
             self._watcher = FileWatcher(self.host_workdir)
 
+    async def _start(self, prepare: Callable[[Path], None] | None) -> None:
+        t0 = time.perf_counter()
+        await asyncio.to_thread(self._make_files, prepare)
+        self.start_phases["files"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        assert self.disk is not None
         fds: list[int] = []
         workdir = self.config.workdir
         self.env = self.base_env()
         try:
-            data_fds: list[tuple[int, str]] = []
-            for text, target in (
-                (_tmux_conf(self.config), "/.exploreval-tmux.conf"),
-                (_BASHRC.encode(), "/.exploreval-bashrc"),
-                (_SITECUSTOMIZE.encode(), f"{_VERIFY_PY}/sitecustomize.py"),
-            ):
-                r, w = os.pipe()
-                fds += [r, w]
-                os.write(w, text)
-                os.close(w)
-                fds.remove(w)
-                data_fds.append((r, target))
             status_r, status_w = os.pipe()
             fds += [status_r, status_w]
-            lim = self.limits
             argv = [
-                *lim.prlimit_argv(),
-                "bwrap",
-                "--unshare-all",
-                "--die-with-parent",
-                "--cap-drop",
-                "ALL",
-                "--uid",
-                "0",
-                "--gid",
-                "0",
-                "--hostname",
-                self.config.hostname,
-                "--clearenv",
-                "--ro-bind",
-                "/usr",
-                "/usr",
-                "--ro-bind",
-                "/etc",
-                "/etc",
-                "--symlink",
-                "usr/bin",
-                "/bin",
-                "--symlink",
-                "usr/lib",
-                "/lib",
-                "--symlink",
-                "usr/lib64",
-                "/lib64",
-                "--symlink",
-                "usr/sbin",
-                "/sbin",
-                "--proc",
-                "/proc",
-                "--dev",
-                "/dev",
-                "--size",
-                str(lim.tmp_mb * 2**20),
-                "--tmpfs",
-                "/tmp",
-                "--size",
-                str(64 * 2**20),
-                "--tmpfs",
-                "/root",
-                "--dir",
-                SHIM_DIR,
-                "--symlink",
-                "/usr/bin/python3",
-                f"{SHIM_DIR}/python",
-                "--bind",
-                str(self.host_ctl),
-                _CTL,
-                "--bind",
-                str(self.host_workdir),
-                workdir,
-                "--ro-bind",
-                str(self._tests_mount),
-                "/tests",
-            ]
-            for fd, target in data_fds:
-                argv += ["--ro-bind-data", str(fd), target]
-            argv += ["--chdir", workdir, "--json-status-fd", str(status_w)]
+                *self.limits.prlimit_argv(),
+                *bwrap_root_args(
+                    image_root=self.image_root,
+                    disk=self.disk,
+                    workdir=workdir,
+                    env=self.env,
+                    hostname=self.config.hostname,
+                ),
+                "--bind", str(self.host_ctl), _CTL,
+            ]  # fmt: skip
             if self.host_logs is not None:
                 argv += ["--bind", str(self.host_logs), "/logs"]
-            for key, value in self.env.items():
-                argv += ["--setenv", key, value]
-            argv += ["--remount-ro", "/", "--"]
-            argv += ["tmux", "-D", "-f", "/.exploreval-tmux.conf", "-S", _SOCK]
-            log = open(self.scratch / "bwrap.log", "wb")  # noqa: SIM115 - handed to the child
-            try:
-                self._proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.DEVNULL,
+            block_w = -1
+            if self.config.network:
+                argv += ["--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)), "/etc/resolv.conf"]
+                block_r, block_w = os.pipe()
+                fds += [block_r, block_w]
+                argv += ["--block-fd", str(block_r)]
+            argv += ["--chdir", workdir, "--json-status-fd", str(status_w)]
+            if self.image_root is None:
+                argv += ["--remount-ro", "/"]
+            argv += ["--", "tmux", "-D", "-f", _TMUX_CONF, "-S", _SOCK]
+            assert self.scratch is not None
+            with open(self.scratch / "bwrap.log", "wb") as log:
+                self._proc = spawn_tied(
+                    argv,
+                    stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
-                    pass_fds=tuple(fd for fd in fds if fd != status_r),
-                    user=uid,
-                    group=uid,
+                    pass_fds=tuple(fd for fd in fds if fd not in (status_r, block_w)),
+                    user=self._uid,
+                    group=self._uid,
                     extra_groups=[],
-                    start_new_session=True,
                     env={"PATH": _PATH},
                 )
-            finally:
-                log.close()
-            register_process_group(self._proc.pid)
-            for fd in [status_w, *(fd for fd, _ in data_fds)]:
-                os.close(fd)
-                fds.remove(fd)
+            os.close(status_w)
+            fds.remove(status_w)
             self.child_pid = await self._read_child_pid(status_r)
-            self.start_phases["copy + bwrap"] = time.perf_counter() - t0
+            if self.config.network:
+                self._net = _SlirpNet(self.child_pid)
+                await self._net.ready()
+                os.write(block_w, b"1")  # release the sandbox: its network is up
+            self.start_phases["bwrap"] = time.perf_counter() - t1
         finally:
             for fd in fds:
                 with contextlib.suppress(OSError):
@@ -412,15 +556,14 @@ class Sandbox:
         await self._wait_for_socket()
         self.start_phases["tmux server"] = time.perf_counter() - t1
         t1 = time.perf_counter()
-        # One tmux client creates the agent's session and starts the pane recording. The
-        # session's environment comes from the client's: the client runs with the sandbox's
-        # own environment, so nothing of the host's (its PATH...) reaches the pane.
+        # One client (inside the sandbox) creates the agent's session and starts the pane
+        # recording. The session's environment comes from the client's: the sandbox's own.
         session = [
             "new-session", "-d", "-s", "main", "-x", str(self.config.width),
             "-y", str(self.config.height), "-c", workdir, "-P", "-F", "#{pane_id}", _SHELL,
         ]  # fmt: skip
         if self.config.record_cast:
-            session += [";", "pipe-pane", "-t", "main", "-o", f"cat >> {_CTL}/pane.raw"]
+            session += [";", "pipe-pane", "-t", "main", "-o", f"cat >> {_PANE_RAW}"]
         out = await self._tmux(*session)
         self._pane = out.strip().splitlines()[0]
         self.start_phases["session"] = time.perf_counter() - t1
@@ -470,13 +613,17 @@ class Sandbox:
         assert self.host_ctl is not None and path.startswith(_CTL)
         return self.host_ctl / path[len(_CTL) :].lstrip("/")
 
+    def _bwrap_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
     async def _wait_for_socket(self) -> None:
-        sock = self._host(_SOCK)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            if os.path.exists(sock):
-                return
-            if self._proc is not None and self._proc.returncode is not None:
+            assert self.host_ctl is not None
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.lstat(self._host(_SOCK)).st_mode):
+                    return
+            if not self._bwrap_running():
                 break
             await asyncio.sleep(0.001)
         raise SandboxError(f"tmux did not start in the sandbox: {self._bwrap_log()}")
@@ -488,7 +635,7 @@ class Sandbox:
         while time.monotonic() < deadline:
             if self._prompt_mark().endswith(b"\n"):
                 return
-            if self._proc is not None and self._proc.returncode is not None:
+            if not self._bwrap_running():
                 break
             await asyncio.sleep(0.001)
         raise SandboxError(
@@ -497,10 +644,10 @@ class Sandbox:
 
     @property
     def alive(self) -> bool:
-        """False once the sandbox ended (a limit, the agent exited its shell, close())."""
-        if self._closed or self.end_reason:
+        """False once the agent's sandbox ended (a limit, the agent exited, terminate(), close())."""
+        if self._closed or self.end_reason or self.terminated:
             return False
-        if self._proc is None or self._proc.returncode is not None:
+        if not self._bwrap_running():
             self.end_reason = "exited"
             return False
         return True
@@ -508,9 +655,9 @@ class Sandbox:
     async def check_alive(self) -> bool:
         """``alive``, and the agent's pane still exists.
 
-        The agent may end its shell (``exit``, ``C-d``): the tmux server (PID 1 of the sandbox,
-        ``exit-empty off``) and every file stay, so the sandbox can still be verified, but there
-        is no terminal left to act in; ``shell_exited`` is then True.
+        The agent may end its shell (``exit``, ``C-d``): the tmux server (``exit-empty off``) and
+        every file stay, so the sandbox can still be verified, but there is no terminal left to
+        act in; ``shell_exited`` is then True.
         """
         if not self.alive:
             return False
@@ -543,61 +690,65 @@ class Sandbox:
         return False
 
     def _kill(self) -> None:
-        """Kill everything now (no await: safe in cancellation and error paths)."""
+        """Kill every process of the agent's sandbox now (no await: safe in every path)."""
         if self.child_pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.child_pid, signal.SIGKILL)
-        if self._proc is not None and self._proc.returncode is None:
+        if self._proc is not None and self._proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
+        if self._net is not None:
+            self._net.stop()
+            self._net = None
 
-    async def close(self) -> None:
-        """Kill the sandbox and remove its directory; idempotent, safe on every ending."""
-        if self._closed:
+    async def terminate(self) -> None:
+        """End the agent's sandbox for good, keeping its files: its whole PID namespace is
+        killed and reaped, and no process of its uid is left anywhere (checked), so nothing
+        the agent started can watch, race or signal the verification that follows."""
+        if self.terminated:
             return
-        self._closed = True
-        self.end_reason = self.end_reason or "closed"
         if self._watchdog is not None:
             self._watchdog.cancel()
-        if self.config.record_cast and self.child_pid:
+        if self.config.record_cast and self.child_pid and not self._closed:
             self._cast_tick()
-        # Kill PID 1 of the namespace first and let the outer bwrap reap it and exit: killing
-        # both at once leaves PID 1 a zombie for the host's init to reap.
-        if self.child_pid:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.child_pid, signal.SIGKILL)
-        try:
-            if self._proc is not None:
-                with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
-                    await asyncio.wait_for(self._proc.wait(), timeout=2)
-            self._kill()
-            if self._proc is not None:
-                with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
-                    await asyncio.wait_for(self._proc.wait(), timeout=5)
-            await self._wait_namespace_gone()
-        finally:
-            self._cleanup_files()
+        self._kill()
+        if self._proc is not None:
+            await asyncio.to_thread(self._reap_bwrap)
+        if self._uid:
+            # Nothing can have left the PID namespace; check anyway (a second kill is cheap).
+            await asyncio.to_thread(kill_uid, self._uid)
+        self.terminated = True
 
-    async def _wait_namespace_gone(self, timeout: float = 5.0) -> None:
-        """Wait until PID 1 of the sandbox has exited: the kernel has then reaped everything in it."""
-        if not self.child_pid:
+    def _reap_bwrap(self) -> None:
+        assert self._proc is not None
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(timeout=10)
+        if self.child_pid:
+            wait_gone(self.child_pid, 5.0)
+
+    async def close(self) -> None:
+        """Kill the sandbox, unmount and remove its files; idempotent, safe on every ending."""
+        if self._closed:
             return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{self.child_pid}/stat", "rb") as fh:
-                    state = fh.read().rsplit(b")", 1)[1].split()[0]
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                return
-            if state in (b"Z", b"X"):
-                return
-            await asyncio.sleep(0.005)
+        self.end_reason = self.end_reason or "closed"
+        try:
+            await self.terminate()
+        finally:
+            self._closed = True
+            await asyncio.to_thread(self._cleanup_files)
 
     def _cleanup_files(self) -> None:
         self._kill()
         if self._watcher is not None:
             self._watcher.close()
-        if self.scratch is not None:
+            self._watcher = None
+        if self.disk is not None:
+            self.disk.close()
+            self.disk = None
+        elif self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
         if self._lease is not None:
             self._lease.release()
@@ -615,7 +766,7 @@ class Sandbox:
         at_cap_since: float | None = None
         while True:
             await asyncio.sleep(lim.sample_interval_s)
-            if self._proc is not None and self._proc.returncode is not None:
+            if not self._bwrap_running():
                 self.end_reason = self.end_reason or "exited"
                 return
             now = time.monotonic()
@@ -646,37 +797,73 @@ class Sandbox:
                 self._kill()
                 return
 
-    # -- tmux ------------------------------------------------------------------------
-    async def _tmux(self, *args: str, input: bytes | None = None, timeout: float = 10) -> str:
-        if not self.child_pid:
-            raise SandboxError("sandbox not started")
+    # -- entering the sandbox --------------------------------------------------------------
+    def _enter_argv(self, argv: list[str], *, cwd: str, timeout: float | None) -> list[str]:
+        """``argv`` run inside every namespace of the agent's sandbox, as its root user without
+        any capability, under its rlimits (and a kill after ``timeout`` seconds)."""
+        command = [
+            *self.limits.prlimit_argv(),
+            "nsenter", "--target", str(self.child_pid), "--all", "--root",
+            "--setuid", "0", "--setgid", "0", "--",
+            "setpriv", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+            "/usr/bin/env", "-C", cwd, "--",
+        ]  # fmt: skip
+        if timeout is not None:
+            command += ["timeout", "-s", "KILL", f"{max(timeout, 0.01):.3f}"]
+        return command + argv
+
+    async def _run_inside(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str,
+        timeout: float,
+        input: bytes | None,
+        max_output_bytes: int,
+    ) -> tuple[int | None, str, str, float]:
         proc = await asyncio.create_subprocess_exec(
-            "tmux",
-            "-S",
-            "./tmux.sock",  # relative to cwd: a deep scratch path exceeds the 108-byte limit
-            *args,
-            cwd=self.host_ctl,
-            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            *self._enter_argv(argv, cwd=cwd, timeout=timeout),
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=self.env or {"PATH": _PATH},
-            user=self._uid,
-            group=self._uid,
-            extra_groups=[],
+            env=env,
+            start_new_session=True,
         )
+        t0 = time.perf_counter()
         try:
-            out, err = await asyncio.wait_for(proc.communicate(input), timeout=timeout)
+            out, err = await asyncio.wait_for(
+                _communicate_capped(proc, input or b"", max_output_bytes), timeout=timeout + 10
+            )
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
             raise
-        if proc.returncode != 0 or err.startswith(b"access not allowed"):
+        returncode = proc.returncode
+        if returncode is not None and returncode < 0:
+            returncode = 128 - returncode
+        return returncode, out, err, time.perf_counter() - t0
+
+    # -- tmux ------------------------------------------------------------------------
+    async def _tmux(self, *args: str, input: bytes | None = None, timeout: float = 10) -> str:
+        """One tmux client command, run *inside* the sandbox: whatever the agent configured on
+        its server (hooks that save or load buffers, run-shell) can act only in the sandbox."""
+        if not self.child_pid or self.terminated:
+            raise SandboxError("sandbox not running")
+        returncode, out, err, _ = await self._run_inside(
+            ["tmux", "-S", _SOCK, *args],
+            env=self.env,
+            cwd="/",
+            timeout=timeout,
+            input=input,
+            max_output_bytes=4_000_000,
+        )
+        if returncode != 0 or err.startswith("access not allowed"):
             raise SandboxError(
-                f"tmux {args[0]} failed ({self.end_reason or 'sandbox running'}): "
-                f"{err.decode(errors='replace').strip()}"
+                f"tmux {args[0]} failed ({self.end_reason or 'sandbox running'}): {err.strip()}"
             )
-        return out.decode("utf-8", errors="replace")
+        return out
 
     async def send_keys(self, keystrokes: str, *, wait: float = 0.0) -> None:
         """Type ``keystrokes`` into the pane, then wait ``wait`` seconds.
@@ -686,7 +873,7 @@ class Sandbox:
         through load-buffer/paste-buffer, which has no length limit.
         """
         if not self.alive:
-            raise SandboxError(f"sandbox ended ({self.end_reason})")
+            raise SandboxError(f"sandbox ended ({self.end_reason or 'terminated'})")
         key = key_name(keystrokes)
         if key is not None:
             await self._tmux("send-keys", "-t", self._pane, key)
@@ -703,10 +890,7 @@ class Sandbox:
         """What the pane's shell last wrote when it printed a prompt (see ``_BASHRC``)."""
         if self.host_ctl is None:
             return b""
-        try:
-            return self._host(_PROMPT_MARK).read_bytes()
-        except OSError:
-            return b""
+        return read_plain_file(self.host_ctl, "prompt", limit=4096)
 
     async def run_blocking(self, keystrokes: str, *, timeout: float) -> bool:
         """Type ``keystrokes`` and wait until the shell prints its next prompt (the command
@@ -794,7 +978,7 @@ class Sandbox:
 
     # -- file evidence -------------------------------------------------------------------
     def file_events(self) -> list[tuple[str, str]]:
-        """Accesses under /app since the last call: (relative path, event)."""
+        """Accesses under the work dir since the last call: (relative path, event)."""
         return self._watcher.drain() if self._watcher is not None else []
 
     # -- exec ---------------------------------------------------------------------------
@@ -809,68 +993,26 @@ class Sandbox:
         clean_env: bool = False,
         max_output_bytes: int = 1_000_000,
     ) -> ExecResult:
-        """Run ``argv`` inside this sandbox (same namespaces, files and uid), off the pane.
+        """Run ``argv`` inside the agent's sandbox (same namespaces, files and uid), off the pane.
 
         The command enters the sandbox's namespaces with ``nsenter`` as its root user without
         any capability (``setpriv``), with the sandbox's rlimits; stdin, stdout and stderr are
-        pipes to this process, so nothing the agent can write (the control dir, the tmux server)
-        carries the command or its result. The environment is the sandbox's plus ``env``, or
-        exactly ``env`` with ``clean_env``. On timeout the command's process group is killed
-        (SIGKILL) and ``timed_out`` is set. ``cwd`` defaults to the work dir.
+        pipes to this process. The environment is the sandbox's plus ``env``, or exactly ``env``
+        with ``clean_env``. On timeout the command is killed (SIGKILL) and ``timed_out`` is set.
+        ``cwd`` defaults to the work dir. Used by the file editor; never by verification.
         """
         if not self.alive:
-            raise SandboxError(f"sandbox ended ({self.end_reason})")
+            raise SandboxError(f"sandbox ended ({self.end_reason or 'terminated'})")
         run_env = dict(env or {}) if clean_env else {**self.env, **(env or {})}
         limit = max(timeout, 0.01)
-        command = [
-            *self.limits.prlimit_argv(),
-            "nsenter",
-            "--target",
-            str(self.child_pid),
-            "--all",
-            "--root",
-            "--setuid",
-            "0",
-            "--setgid",
-            "0",
-            "--",
-            "setpriv",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-            "--",
-            "/usr/bin/env",
-            "-C",
-            cwd or self.config.workdir,
-            "--",
-            "timeout",
-            "-s",
-            "KILL",
-            f"{limit:.3f}",
-            *argv,
-        ]
-        t0 = time.perf_counter()
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        returncode, out, err, took = await self._run_inside(
+            argv,
             env=run_env,
-            start_new_session=True,
+            cwd=cwd or self.config.workdir,
+            timeout=limit,
+            input=input,
+            max_output_bytes=max_output_bytes,
         )
-        try:
-            out, err = await asyncio.wait_for(
-                _communicate_capped(proc, input or b"", max_output_bytes), timeout=limit + 10
-            )
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            raise
-        returncode = proc.returncode
-        took = time.perf_counter() - t0
-        if returncode is not None and returncode < 0:
-            returncode = 128 - returncode
         return ExecResult(
             argv=list(argv),
             returncode=returncode,
@@ -880,27 +1022,217 @@ class Sandbox:
             duration_s=took,
         )
 
-    def reveal_tests(self) -> None:
-        """Copy the task's tests into the read-only /tests (verification only)."""
-        if self.config.tests_dir is None or self._tests_mount is None:
-            return
-        shutil.copytree(self.config.tests_dir, self._tests_mount, dirs_exist_ok=True)
-        for dirpath, dirnames, filenames in os.walk(self._tests_mount):
-            for name in dirnames:
-                os.chmod(os.path.join(dirpath, name), 0o755)
+    # -- verification ----------------------------------------------------------------------
+    async def run_verifier(
+        self,
+        command: str,
+        *,
+        env: dict[str, str],
+        timeout: float,
+        data_files: dict[str, bytes],
+        network: bool = False,
+        max_output_bytes: int = 200_000,
+    ) -> VerifierRun:
+        """Run the hidden tests in a *fresh* sandbox over the episode's files.
+
+        The agent's sandbox must be :meth:`terminate`\\ d first. The verifier's sandbox has new
+        namespaces, the tests on a verification-only tmpfs (read-only at /tests), a fresh
+        ``/logs`` and ``$HOME``, and ``data_files`` (path -> bytes) mounted read-only on a fresh
+        tmpfs at /opt/exploreval (nothing the agent left at those paths is visible). The test
+        process gets the write end of a results pipe (``EXPLOREVAL_RESULTS_FD``); stdout and
+        stderr are kept for people to read. When the command ends (or times out) its whole PID
+        namespace is killed before anything is read."""
+        if not self.terminated:
+            raise SandboxError("terminate() the agent's sandbox before verifying it")
+        assert self.disk is not None and self.scratch is not None
+        vdisk = await asyncio.to_thread(self._verification_disk)
+        fds: list[int] = []
+        results_r = results_w = -1
+        status_r = -1
+        proc: subprocess.Popen[bytes] | None = None
+        net: _SlirpNet | None = None
+        out_file: IO[bytes] | None = None
+        err_file: IO[bytes] | None = None
+        started = time.perf_counter()
+        try:
+            results_r, results_w = os.pipe()
+            status_r, status_w = os.pipe()
+            fds += [status_w]
+            run_env = {**env, "EXPLOREVAL_RESULTS_FD": str(results_w)}
+            argv = [
+                *self.limits.prlimit_argv(),
+                *bwrap_root_args(
+                    image_root=self.image_root,
+                    disk=self.disk,
+                    workdir=self.config.workdir,
+                    env=run_env,
+                    hostname=self.config.hostname,
+                ),
+                "--ro-bind", str(vdisk / "tests"), "/tests",
+                "--bind", str(vdisk / "logs"), "/logs",
+                "--size", str(64 * 2**20), "--tmpfs", VERIFY_HOME,
+                "--tmpfs", "/opt/exploreval",
+            ]  # fmt: skip
+            if self.image_root is not None:
+                # Terminal-Bench's test tools: a fresh venv location, and the image's *pristine*
+                # uv cache (the agent's changes to it are not seen) with a throwaway upper layer.
+                argv += ["--size", str(4096 * 2**20), "--tmpfs", VERIFY_VENV_DIR]
+                if (vdisk / "uv-cache").is_dir():
+                    argv += ["--bind", str(vdisk / "uv-cache"), UV_CACHE_PATH]
+            for path, data in sorted(data_files.items()):
+                argv += ["--ro-bind-data", str(_data_fd(data, fds)), path]
+            argv += ["--remount-ro", "/opt/exploreval"]
+            block_w = -1
+            if network:
+                argv += ["--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)), "/etc/resolv.conf"]
+                block_r, block_w = os.pipe()
+                fds += [block_r]
+                argv += ["--block-fd", str(block_r)]
+            argv += ["--chdir", self.config.workdir, "--json-status-fd", str(status_w)]
+            if self.image_root is None:
+                argv += ["--remount-ro", "/"]
+            argv += ["--", "bash", "-c", command]
+            out_file = open(vdisk / "stdout", "w+b")  # noqa: SIM115 - closed below
+            err_file = open(vdisk / "stderr", "w+b")  # noqa: SIM115 - closed below
+            proc = spawn_tied(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out_file,
+                stderr=err_file,
+                pass_fds=(*fds, results_w),
+                user=self._uid,
+                group=self._uid,
+                extra_groups=[],
+                env={"PATH": _PATH},
+            )
+            for fd in fds:
+                os.close(fd)
+            fds.clear()
+            os.close(results_w)
+            results_w = -1
+            reader = asyncio.ensure_future(asyncio.to_thread(_read_capped, results_r))
+            child = await self._read_status_pid(status_r, proc)
+            if network and child:
+                net = _SlirpNet(child)
+                await net.ready()
+            if block_w >= 0:
+                with contextlib.suppress(BrokenPipeError):  # bwrap failed: its stderr says why
+                    os.write(block_w, b"1")
+                os.close(block_w)
+            timed_out = False
+            try:
+                await asyncio.wait_for(asyncio.to_thread(proc.wait), timeout=timeout)
+            except TimeoutError:
+                timed_out = True
+            # Whatever the test command left running dies with its namespace, before any read.
+            if child:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            returncode = await asyncio.to_thread(proc.wait)
+            await asyncio.to_thread(kill_uid, self._uid)
+            raw, overflow = await reader
+            events, events_error = _parse_events(raw, overflow)
+            out_file.seek(0)
+            err_file.seek(0)
+            stdout = _capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
+            stderr = _capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
+            reward = None
+            for name in ("reward.txt", "reward.json"):
+                data = read_plain_file(vdisk / "logs" / "verifier", name, limit=1000)
+                if data:
+                    reward = data.decode("utf-8", errors="replace")
+                    break
+            return VerifierRun(
+                returncode=None if timed_out else _exit_code(returncode),
+                stdout=stdout,
+                stderr=stderr,
+                events=events,
+                events_error=events_error,
+                timed_out=timed_out,
+                duration_s=time.perf_counter() - started,
+                reward_text=reward,
+                network=network,
+            )
+        finally:
+            for fd in (*fds, results_w, results_r, status_r):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            if proc is not None and proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            if net is not None:
+                net.stop()
+            for handle in (out_file, err_file):
+                if handle is not None:
+                    handle.close()
+
+    def _verification_disk(self) -> Path:
+        """The verification-only tmpfs with a copy of the tests and an empty /logs/verifier."""
+        assert self.disk is not None
+        tests = self.config.tests_dir
+        size = VERIFY_DISK_MB
+        if tests is not None and tests.is_dir():
+            size += int(sum(f.stat().st_size for f in tests.rglob("*") if f.is_file()) / 2**20) + 1
+        vdisk = self.disk.mount_verification(size)
+        target = vdisk / "tests"
+        if tests is not None and tests.is_dir():
+            shutil.copytree(tests, target, symlinks=True)
+        else:
+            target.mkdir()
+        for dirpath, dirnames, filenames in os.walk(target):
+            os.chmod(dirpath, 0o755)
             for name in filenames:
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path):
                     os.chmod(path, os.stat(path).st_mode | 0o444)
+        logs = self.disk.owned_dir(vdisk / "logs")
+        self.disk.owned_dir(logs / "verifier")
+        self.disk.owned_dir(logs / "agent")
+        if self.image_root is not None:
+            pristine = self.disk.dir / "lower" / UV_CACHE_PATH.lstrip("/")
+            if pristine.is_dir():
+                # The image's uv cache as built (the agent's changes to it are not seen), with a
+                # throwaway upper layer on this tmpfs for uv's locks and new downloads.
+                self.disk.owned_dir(vdisk / "uv-upper")
+                (vdisk / "uv-work").mkdir(mode=0o700)
+                mount_overlay(self.disk.dir, lower=f"lower{UV_CACHE_PATH}",
+                              upper="vdisk/uv-upper", work="vdisk/uv-work",
+                              target="vdisk/uv-cache")  # fmt: skip
+        return vdisk
+
+    async def _read_status_pid(self, fd: int, proc: subprocess.Popen[bytes]) -> int:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        buf = b""
+        os.set_blocking(fd, False)
+        while loop.time() < deadline:
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                chunk = None
+            if chunk == b"":
+                return 0
+            if chunk:
+                buf += chunk
+                for line in buf.split(b"\n"):
+                    with contextlib.suppress(ValueError):
+                        status = json.loads(line)
+                        if "child-pid" in status:
+                            return int(status["child-pid"])
+            if proc.poll() is not None and not chunk:
+                return 0
+            await asyncio.sleep(0.001)
+        return 0
 
     # -- asciinema -------------------------------------------------------------------------
     def _cast_tick(self) -> None:
-        try:
-            with open(self._host(f"{_CTL}/pane.raw"), "rb") as fh:
-                fh.seek(self._cast_offset)
-                data = fh.read()
-        except OSError:
+        if self.host_ctl is None:
             return
+        data = read_plain_file(self.host_ctl, "pane.raw", limit=16_000_000, offset=self._cast_offset)
         if data:
             self._cast_offset += len(data)
             text = self._cast_decoder.decode(data)
@@ -914,7 +1246,7 @@ class Sandbox:
 
     def cast(self, title: str = "") -> str:
         """The episode's pane as an asciinema cast v2 document (header line + events)."""
-        header = {
+        header: dict[str, Any] = {
             "version": 2,
             "width": self.config.width,
             "height": self.config.height,
@@ -926,6 +1258,56 @@ class Sandbox:
         lines = [json.dumps(header)]
         lines += [json.dumps([round(t, 6), "o", text]) for t, text in self._cast_events]
         return "\n".join(lines) + "\n"
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is not None and returncode < 0:
+        return 128 - returncode
+    return returncode
+
+
+def _capped_text(data: bytes, limit: int) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + (CAPPED if len(data) > limit else "")
+
+
+def _read_capped(fd: int, limit: int = MAX_RESULTS_BYTES) -> tuple[bytes, bool]:
+    """Everything written to the results pipe until every writer is gone (capped)."""
+    chunks: list[bytes] = []
+    size = 0
+    overflow = False
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        if size < limit:
+            chunks.append(chunk[: limit - size])
+        size += len(chunk)
+        overflow = overflow or size > limit
+    return b"".join(chunks), overflow
+
+
+def _parse_events(raw: bytes, overflow: bool) -> tuple[list[dict[str, Any]], str | None]:
+    events: list[dict[str, Any]] = []
+    bad = 0
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+        else:
+            bad += 1
+    error = None
+    if overflow:
+        error = f"the results pipe carried more than {MAX_RESULTS_BYTES} bytes"
+    elif bad:
+        error = f"{bad} line(s) on the results pipe were not JSON objects"
+    return events, error
 
 
 async def _communicate_capped(

@@ -32,6 +32,16 @@ TOOLS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Needed only for what uses them: building task images, and a network in the sandbox.
+BUILD_TOOLS: dict[str, tuple[str, str]] = {
+    "mmdebstrap": ("mmdebstrap", "building task images from Dockerfiles (their base system)"),
+    "mount": ("mount", "the images' copy-on-write roots"),
+}
+NETWORK_TOOLS: dict[str, tuple[str, str]] = {
+    "slirp4netns": ("slirp4netns", "a network in the sandbox (option network / test_network)"),
+}
+
+
 def apt_command(packages: list[str] | tuple[str, ...]) -> str:
     return f"sudo apt-get install -y {' '.join(dict.fromkeys(packages))}"
 
@@ -129,11 +139,30 @@ def _check_system(path: str) -> SystemReport:
     return report
 
 
-def require_system() -> SystemReport:
-    """check_system(), raising SandboxUnavailable listing every problem."""
+def missing_tools(*, build: bool = False, network: bool = False) -> list[str]:
+    """Problems (with the install command) for the optional tools ``build`` / ``network`` need."""
+    wanted: dict[str, tuple[str, str]] = {}
+    if build:
+        wanted.update(BUILD_TOOLS)
+    if network:
+        wanted.update(NETWORK_TOOLS)
+    return [
+        f"{tool} is not installed (needed for {why}): `{apt_command([package])}` "
+        f"(or `{INSTALL_SCRIPT}` from the exploreval checkout)"
+        for tool, (package, why) in wanted.items()
+        if shutil.which(tool, path=SYSTEM_PATH) is None
+    ]
+
+
+def require_system(
+    *, image: bool = False, network: bool = False, build: bool = False
+) -> SystemReport:
+    """check_system() (+ the tools a built image, a network or a build needs), raising
+    SandboxUnavailable listing every problem."""
     report = check_system()
-    if report.problems:
+    problems = list(report.problems) + missing_tools(build=build or image, network=network)
+    if problems:
         raise SandboxUnavailable(
-            "the terminal sandbox cannot run on this machine:\n- " + "\n- ".join(report.problems)
+            "the terminal sandbox cannot run on this machine:\n- " + "\n- ".join(problems)
         )
     return report

@@ -21,7 +21,8 @@ from typing import Any
 import yaml
 
 from exploreval.suites.terminal._bwrap_check import run_sandboxed
-from exploreval.suites.terminal._contract import TerminalTask
+from exploreval.suites.terminal._compose import ComposeService, read_compose
+from exploreval.suites.terminal._contract import ImageRecipe, TerminalTask
 from exploreval.suites.terminal._dockerfile import CopyOp, DockerPlan, MkdirOp, parse_dockerfile
 from exploreval.suites.terminal._errors import TaskFormatError
 
@@ -70,16 +71,22 @@ def is_task_dir(path: Path) -> bool:
     )
 
 
-def load_tasks(path: Path, *, strict: bool = True) -> list[TerminalTask]:
-    """Every task under ``path`` (a task folder, or a folder of task folders), sorted by id."""
+def load_tasks(path: Path, *, strict: bool = True, image: str = "host") -> list[TerminalTask]:
+    """Every task under ``path`` (a task folder, or a folder of task folders), sorted by id.
+
+    ``image="build"``: each task's Dockerfile becomes an image (built on first use, see
+    ``._image``); ``"host"``: the honoured subset of it is materialised over this machine's
+    system (the built-in tasks' way)."""
     path = Path(path)
     if not path.is_dir():
         raise TaskFormatError(
             f"{path}: not a directory (expected a task folder or a folder of them)"
         )
     if is_task_dir(path):
-        return [load_task(path, strict=strict)]
-    tasks = [load_task(d, strict=strict) for d in sorted(path.iterdir()) if is_task_dir(d)]
+        return [load_task(path, strict=strict, image=image)]
+    tasks = [
+        load_task(d, strict=strict, image=image) for d in sorted(path.iterdir()) if is_task_dir(d)
+    ]
     if not tasks:
         raise TaskFormatError(
             f"{path}: no task folders found (a Terminal-Bench 1 task has task.yaml; a Harbor task "
@@ -92,13 +99,13 @@ def load_tasks(path: Path, *, strict: bool = True) -> list[TerminalTask]:
     return tasks
 
 
-def load_task(path: Path, *, strict: bool = True) -> TerminalTask:
-    """One task folder in either layout."""
+def load_task(path: Path, *, strict: bool = True, image: str = "host") -> TerminalTask:
+    """One task folder in either layout (``image``: see :func:`load_tasks`)."""
     path = Path(path).resolve()
     if (path / "task.yaml").is_file():
-        return _load_tb1(path, strict=strict)
+        return _load_tb1(path, strict=strict, image=image)
     if (path / "task.toml").is_file() and (path / "instruction.md").is_file():
-        return _load_harbor(path, strict=strict)
+        return _load_harbor(path, strict=strict, image=image)
     raise TaskFormatError(
         f"{path}: not a task folder: expected task.yaml (Terminal-Bench 1) or task.toml + "
         "instruction.md (Harbor)"
@@ -106,7 +113,7 @@ def load_task(path: Path, *, strict: bool = True) -> TerminalTask:
 
 
 # --------------------------------------------------------------------------- Terminal-Bench 1
-def _load_tb1(path: Path, *, strict: bool) -> TerminalTask:
+def _load_tb1(path: Path, *, strict: bool, image: str = "host") -> TerminalTask:
     meta_path = path / "task.yaml"
     try:
         meta = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
@@ -128,6 +135,8 @@ def _load_tb1(path: Path, *, strict: bool) -> TerminalTask:
             f"{meta_path}: field 'parser_name' is {parser!r}; only 'pytest' is supported"
         )
     solution = _tb1_solution(path)
+    if image != "host":
+        return _tb1_image_task(path, meta, meta_path, instruction, solution)
     docker = path / "Dockerfile"
     plan = parse_dockerfile(docker, strict=strict) if docker.is_file() else None
     workdir, tests_dir = _materialise(path, plan, context=path, tb1=True, strict=strict)
@@ -229,8 +238,121 @@ def _number(meta: dict[str, Any], key: str, default: float, where: Path) -> floa
     return float(value)
 
 
+def _tb1_image_task(
+    path: Path, meta: dict[str, Any], meta_path: Path, instruction: str, solution: str | None
+) -> TerminalTask:
+    """A Terminal-Bench task run as shipped: its compose service's image, its run-tests.sh."""
+    compose_path = next(
+        (path / n for n in ("docker-compose.yaml", "docker-compose.yml") if (path / n).is_file()),
+        None,
+    )
+    if compose_path is not None:
+        service = read_compose(compose_path, path)
+    else:
+        service = ComposeService(path, path / "Dockerfile")
+        if not service.dockerfile.is_file():
+            raise TaskFormatError(f"{path}: no Dockerfile (and no docker-compose.yaml)")
+    recipe = ImageRecipe(
+        dockerfile=service.dockerfile,
+        context=service.context,
+        args=service.args,
+        terminal_bench_tools=True,
+        exclude=tuple(sorted(TB1_PRIVATE - {"Dockerfile"})) if service.context == path else (),
+    )
+    workdir, notes = _check_image(recipe)
+    tests_dir = _tb1_tests(path)
+    test_command = "bash /tests/run-tests.sh"
+    if not (path / "run-tests.sh").is_file():
+        test_command = "bash /tests/run-uv-pytest.sh"
+        notes.append("no run-tests.sh: the tests run as Terminal-Bench's default (uv + pytest)")
+    env = {"TEST_DIR": "/tests", **service.environment}
+    return TerminalTask(
+        id=path.name,
+        instruction=instruction.strip() + "\n",
+        category=str(meta.get("category", "")),
+        difficulty=_difficulty(meta.get("difficulty"), meta_path),
+        kind=_kind(meta.get("kind", "file"), meta_path),
+        tags=tuple(str(t) for t in (meta.get("tags") or ())),
+        workdir=None,
+        image=recipe,
+        tests_dir=tests_dir,
+        test_command=test_command,
+        parser="pytest",
+        agent_timeout_s=_number(meta, "max_agent_timeout_sec", 360.0, meta_path),
+        test_timeout_s=_number(meta, "max_test_timeout_sec", 60.0, meta_path),
+        env=env,
+        solution=solution,
+        source_layout="terminal-bench-1",
+        dockerfile_notes=tuple(notes),
+        compose_notes=tuple(service.notes),
+        container_workdir=workdir,
+        source_dir=path,
+    )
+
+
+def _check_image(recipe: ImageRecipe) -> tuple[str, list[str]]:
+    """(the image's working directory, load notes); refusals raise TaskFormatError."""
+    from exploreval.suites.terminal._image import BuildRecipe, check_recipe, static_workdir
+
+    build = BuildRecipe(**recipe.model_dump())
+    df, bases, notes = check_recipe(build)
+    return static_workdir(df, bases[-1], recipe.args), notes
+
+
+#: Terminal-Bench's harness puts these next to a task's tests: its test tools (uv, pytest). The
+#: stand-ins use what the image provisions (uv at /root/.local/bin, a pytest cache) instead of
+#: downloading uv from astral.sh and GitHub at test time.
+SETUP_UV_PYTEST = """#!/bin/bash
+# exploreval's stand-in for Terminal-Bench's setup-uv-pytest.sh (sourced by run-tests.sh): uv is
+# provisioned in the image and pytest is in its uv cache, so nothing is downloaded here.
+export PATH="/root/.local/bin:$HOME/.local/bin:$PATH"
+if [ "$PWD" = "/" ]; then
+    echo "Error: No working directory set. Please set a WORKDIR in your Dockerfile before running this script."
+    exit 1
+fi
+uv init
+uv add pytest==8.4.1
+"""
+RUN_UV_PYTEST = """#!/bin/bash
+# exploreval's stand-in for Terminal-Bench's run-uv-pytest.sh
+export PATH="/root/.local/bin:$HOME/.local/bin:$PATH"
+uv run pytest $TEST_DIR/test_outputs.py -rA
+"""
+
+
+def _tb1_tests(path: Path) -> Path:
+    """The task's tests + run-tests.sh + the harness's helpers, as /tests (cached by hash)."""
+    key = f"{path.name}-{_tree_hash(path / 'tests') if (path / 'tests').is_dir() else 'none'}"
+    key += "-" + hashlib.sha256((SETUP_UV_PYTEST + RUN_UV_PYTEST).encode()).hexdigest()[:8]
+    script = path / "run-tests.sh"
+    if script.is_file():
+        key += "-" + hashlib.sha256(script.read_bytes()).hexdigest()[:8]
+    target = cache_root() / "tests" / key
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
+    try:
+        tests = tmp / "tests"
+        if (path / "tests").is_dir():
+            shutil.copytree(path / "tests", tests, ignore=_ignore_pycache)
+        else:
+            tests.mkdir()
+        if script.is_file():
+            shutil.copy2(script, tests / "run-tests.sh")
+        (tests / "setup-uv-pytest.sh").write_text(SETUP_UV_PYTEST)
+        (tests / "run-uv-pytest.sh").write_text(RUN_UV_PYTEST)
+        try:
+            os.rename(tests, target)
+        except OSError:  # built concurrently
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
 # --------------------------------------------------------------------------- Harbor
-def _load_harbor(path: Path, *, strict: bool) -> TerminalTask:
+def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTask:
     meta_path = path / "task.toml"
     try:
         meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
@@ -244,13 +366,16 @@ def _load_harbor(path: Path, *, strict: bool) -> TerminalTask:
         if not isinstance(table, dict):
             raise TaskFormatError(f"{meta_path}: [{name}] must be a table")
     md, env_t = tables["metadata"], tables["environment"]
-    if env_t.get("allow_internet") is True:
-        raise TaskFormatError(
-            f"{meta_path}: [environment] allow_internet = true; the sandbox has no network"
-        )
     solve = path / "solution" / "solve.sh"
     env_dir = path / "environment"
     docker = env_dir / "Dockerfile"
+    if image != "host":
+        return _harbor_image_task(path, meta_path, instruction, tables, solve)
+    if env_t.get("allow_internet") is True:
+        raise TaskFormatError(
+            f"{meta_path}: [environment] allow_internet = true; the sandbox has no network "
+            "(load with image building, where the option network gives it one)"
+        )
     plan = parse_dockerfile(docker, strict=strict) if docker.is_file() else None
     workdir, _ = _materialise(path, plan, context=env_dir, tb1=False, strict=strict)
     tests = path / "tests"
@@ -281,6 +406,72 @@ def _load_harbor(path: Path, *, strict: bool) -> TerminalTask:
             plan.notes if plan else ["no Dockerfile: the work dir starts empty"]
         ),
         container_workdir=plan.workdir if plan else "/app",
+        source_dir=path,
+    )
+
+
+def _harbor_image_task(
+    path: Path, meta_path: Path, instruction: str, tables: dict[str, Any], solve: Path
+) -> TerminalTask:
+    """A Harbor task run as shipped: environment/'s image, tests/test.sh writing its reward."""
+    md, env_t, verifier = tables["metadata"], tables["environment"], tables["verifier"]
+    env_dir = path / "environment"
+    if (env_dir / "docker-compose.yaml").is_file() or (env_dir / "docker-compose.yml").is_file():
+        compose = next(p for p in (env_dir / "docker-compose.yaml", env_dir / "docker-compose.yml")
+                       if p.is_file())  # fmt: skip
+        service = read_compose(compose, env_dir)
+    else:
+        service = ComposeService(env_dir, env_dir / "Dockerfile")
+    if not service.dockerfile.is_file():
+        raise TaskFormatError(f"{path}: Harbor task without environment/Dockerfile")
+    tests = path / "tests"
+    if not (tests / "test.sh").is_file():
+        raise TaskFormatError(f"{path}: Harbor task without tests/test.sh")
+    if str(verifier.get("mode", "shared")) == "separate":
+        raise TaskFormatError(
+            f"{meta_path}: [verifier] mode = \"separate\" (tests in their own image) is not "
+            "supported: exploreval verifies in a fresh sandbox over the task's own image"
+        )
+    recipe = ImageRecipe(
+        dockerfile=service.dockerfile,
+        context=service.context,
+        args=service.args,
+        timeout_s=_number(env_t, "build_timeout_sec", 1800.0, meta_path),
+    )
+    workdir, notes = _check_image(recipe)
+    if env_t.get("allow_internet") is True:
+        notes.append("[environment] allow_internet = true: the agent gets a network unless "
+                     "the env option network says otherwise")  # fmt: skip
+    memory = env_t.get("memory_mb", 1024)
+    if isinstance(env_t.get("memory"), str):
+        memory = _parse_memory(env_t["memory"], meta_path)
+    storage = env_t.get("storage_mb")
+    if isinstance(env_t.get("storage"), str):
+        storage = _parse_memory(env_t["storage"], meta_path)
+    return TerminalTask(
+        id=path.name,
+        instruction=instruction,
+        category=str(md.get("category", "")),
+        difficulty=_difficulty(md.get("difficulty"), meta_path),
+        kind=_kind(md.get("kind", "file"), meta_path),
+        tags=tuple(str(t) for t in (md.get("tags") or ())),
+        workdir=None,
+        image=recipe,
+        tests_dir=tests,
+        test_command="bash /tests/test.sh",
+        parser="reward_file",
+        agent_timeout_s=_number(tables["agent"], "timeout_sec", 600.0, meta_path),
+        test_timeout_s=_number(verifier, "timeout_sec", 120.0, meta_path),
+        cpus=float(env_t.get("cpus", env_t.get("cpu", 1))),
+        memory_mb=int(memory),
+        disk_mb=int(storage) if storage else None,
+        agent_network=bool(env_t.get("allow_internet", False)),
+        env=dict(service.environment),
+        solution=solve.read_text(encoding="utf-8") if solve.is_file() else None,
+        source_layout="harbor",
+        dockerfile_notes=tuple(notes),
+        compose_notes=tuple(service.notes),
+        container_workdir=workdir,
         source_dir=path,
     )
 

@@ -1,26 +1,32 @@
-"""Verification after the episode, in the same sandbox: reveal /tests, run the tests, parse.
+"""Verification after the episode: the tests' own verdict, read where nothing else can write it.
 
-What the agent could write is kept out of the verifier's way (docs/terminal.md, "Verification"):
+The sequence (docs/terminal.md, "Verification"):
 
-* the test command enters the sandbox with ``nsenter`` from the host (:meth:`Sandbox.exec`):
-  its output comes back through host pipes, never through a file or the tmux server the agent
-  can reach;
-* it runs with an environment of the verifier's own (not the pane's): the system ``PATH`` only
-  (plus the ``python`` shim), a fresh ``HOME``, ``PYTHONSAFEPATH=1`` (the work dir is never put
-  *in front of* ``sys.path``: ``/app/pytest.py`` cannot replace pytest), no user site
-  (``~/.local`` customisations), a read-only ``sitecustomize`` that appends the work dir *after*
-  the standard library and site-packages (the tests can still import the code under test),
-  pytest's plugin auto-loading off (no entry point from a ``*.dist-info`` the agent wrote), git
-  hooks and fsmonitor off; the task's own environment variables (its Dockerfile ``ENV``) last;
-* pytest results are read from the *last* short-summary section only, and every test the
-  hidden test files define (collected from their source on the host) must be reported: a test
-  missing from the report is an error, so printing ``PASSED ...`` lines proves nothing;
-* Harbor's ``/logs/verifier`` is emptied by the host just before the test command runs (a
-  reward file the agent wrote beforehand is never read).
+1. **The agent is gone.** :meth:`Sandbox.terminate` kills the agent's whole PID namespace and
+   checks that no process of its uid is left anywhere: nothing the agent started can read the
+   tests, write answers, ptrace or signal the verifier.
+2. **A fresh sandbox.** The tests run in new namespaces over the episode's final files (the
+   work dir, and for an image its whole changed root), with the tests copied onto a
+   verification-only tmpfs (read-only at /tests), a fresh ``/logs`` and ``$HOME``, and the
+   harness's files on a fresh read-only tmpfs at /opt/exploreval, so nothing the agent left at
+   those paths is seen.
+3. **The verdict channel.** pytest loads exploreval's results plugin (``-p exploreval_results``,
+   from /opt/exploreval/verify): every test report and each session's exit status go, as JSON
+   lines, to a pipe whose write end only the test process holds (``EXPLOREVAL_RESULTS_FD``,
+   removed from the environment and moved to a close-on-exec descriptor at start-up). Lines a
+   session sends after its own end are ignored (code under test writing at exit). Text on
+   stdout or stderr never decides: it is kept for people to read.
+4. **Resolved** (Terminal-Bench, ``pytest``): at least one pytest session reported, every
+   session ended with exit status 0, no test failed or errored in any phase, every test the
+   hidden test files define (collected from their source on the host) passed, and the test
+   command exited 0 within its timeout. Harbor (``reward_file``): the reward written to the
+   fresh /logs/verifier during this run is >= 1, and any pytest session it ran passed as above.
 
 What remains (documented): code the tests themselves import or run (the subject of the task) runs
-inside the test process and could tamper with it; a background process the agent left running
-keeps running during verification (as in Terminal-Bench).
+inside the test process and could tamper with it; in an image the agent may change the system
+the tests run on (that is the task's state), and exploreval flags, but cannot prevent, changes
+that run code before pytest (Python start-up hooks) or that shadow the test tools from the work
+dir (``shadowing``): such an episode is not resolved.
 
 Concurrent verifications are capped separately from concurrent episodes (they are what uses the
 CPU): :func:`set_verification_limit` sets the process-wide cap (default: the number of cores).
@@ -33,15 +39,23 @@ import asyncio
 import json
 import os
 import re
-import shutil
-import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._output import truncate_middle
-from exploreval.suites.terminal._sandbox import _CTL, _VERIFY_PY, SHIM_DIR, Sandbox, SandboxError
+from exploreval.suites.terminal._sandbox import (
+    _VERIFY_PY,
+    SHIM_DIR,
+    SITECUSTOMIZE,
+    VERIFY_HOME,
+    VERIFY_VENV_DIR,
+    Sandbox,
+    SandboxError,
+    VerifierRun,
+)
+from exploreval.suites.terminal._shadow import toolchain_shadows
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+)(?:\s+-\s+(.*))?$")
@@ -71,9 +85,9 @@ class TestResult(BaseModel):
 
 
 class VerificationResult(BaseModel):
-    """Per-test results of one verification; ``resolved`` = at least one test and all passed."""
+    """Per-test results of one verification, from the results channel (module docstring)."""
 
-    schema_version: int = 1
+    schema_version: int = 2
     resolved: bool
     parser: str
     tests: list[TestResult] = Field(default_factory=list)
@@ -82,9 +96,17 @@ class VerificationResult(BaseModel):
     exit_code: int | None = None
     timed_out: bool = False
     duration_s: float = 0.0
+    #: What the test command printed (for people: never read for the verdict).
     output: str = ""
     reward: float | None = None
     error: str | None = None
+    #: pytest sessions the results channel reported (and whether each ended).
+    sessions: int = 0
+    #: Why the episode is not resolved, one line each (empty when resolved).
+    reasons: list[str] = Field(default_factory=list)
+    #: Files the agent left that would run before or instead of the test tools (not resolved).
+    shadowing: list[str] = Field(default_factory=list)
+    network: bool = False
 
     @property
     def passed(self) -> int:
@@ -199,32 +221,245 @@ def read_reward(text: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def verification_env(task_env: dict[str, str] | None, home: str) -> dict[str, str]:
-    """The test command's whole environment (nothing of the pane's or the host's)."""
+def verification_env(task_env: dict[str, str] | None, *, host_system: bool) -> dict[str, str]:
+    """The test command's whole environment (nothing of the pane's or the host's).
+
+    Both kinds of sandbox: the system ``PATH`` only, a fresh ``HOME``, no user site, the results
+    plugin on ``PYTHONPATH`` and in ``PYTEST_ADDOPTS``, git hooks and fsmonitor off; the task's
+    own variables (its Dockerfile ``ENV``) last. A host-system sandbox (built-in tasks) also gets
+    ``PYTHONSAFEPATH=1`` with a ``sitecustomize`` that appends the work dir *after* the standard
+    library (its tests import the code under test; a file the agent wrote never shadows pytest)
+    and plugin auto-loading off. An image keeps Python's usual start-up (Terminal-Bench tests may
+    rely on ``python -m pytest`` putting the cwd first, and on plugins their test script
+    installs); the shadowing check covers what that exposes.
+    """
     env = {
         "PATH": VERIFY_PATH,
-        "HOME": home,
+        "HOME": VERIFY_HOME,
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "TEST_DIR": "/tests",
-        "PYTHONSAFEPATH": "1",
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": _VERIFY_PY,
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTEST_ADDOPTS": "-rA",
+        "PYTEST_ADDOPTS": f"-p {PLUGIN_MODULE} -rA",
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_0": "core.fsmonitor",
         "GIT_CONFIG_VALUE_0": "false",
         "GIT_CONFIG_KEY_1": "core.hooksPath",
         "GIT_CONFIG_VALUE_1": "/dev/null",
     }
+    if host_system:
+        env["PYTHONSAFEPATH"] = "1"
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     for key, value in (task_env or {}).items():
         if key == "PYTHONPATH":  # the task's own path entries, then the verifier's start-up
             env[key] = f"{value}:{_VERIFY_PY}" if value else _VERIFY_PY
+        elif key == "PYTEST_ADDOPTS":
+            env[key] = f"{env[key]} {value}"
+        elif key == "PATH":
+            env[key] = value
         else:
             env[key] = value
     return env
+
+
+def verification_tools_env(task_env: dict[str, str], *, tools: bool, network: bool) -> dict[str, str]:
+    """An image's test environment: its own ENV (``PATH`` included: where its Python and tools
+    live) and, for Terminal-Bench tasks, the provisioned uv on ``PATH``, its pristine cache and
+    a fresh venv location (``UV_PROJECT_ENVIRONMENT``: a ``.venv`` the agent left in the work dir
+    is never used); with a network, the host's certificate authorities."""
+    from exploreval.suites.terminal._image import UV_CACHE, trust_env
+
+    env = dict(task_env)
+    path = env.get("PATH", VERIFY_PATH)
+    if tools:
+        path = f"/root/.local/bin:{path}"
+        env.update({"UV_CACHE_DIR": UV_CACHE, "UV_PROJECT_ENVIRONMENT": VERIFY_VENV,
+                    "UV_LINK_MODE": "copy", "UV_PYTHON_DOWNLOADS": "never"})  # fmt: skip
+        if not network:
+            env["UV_OFFLINE"] = "1"
+    env["PATH"] = path
+    if network:
+        env.update(trust_env())
+    return env
+
+
+#: Where Terminal-Bench's uv venv of the test run lives (a fresh tmpfs of the verifier's).
+VERIFY_VENV = f"{VERIFY_VENV_DIR}/.venv"
+#: The results plugin's module name (``-p exploreval_results``).
+PLUGIN_MODULE = "exploreval_results"
+#: exploreval's pytest plugin, written to /opt/exploreval/verify in the verifier's sandbox. Its
+#: write end is the only channel a verdict is read from (module docstring, step 3).
+RESULTS_PLUGIN = r'''"""exploreval's results channel: pytest's own reports, as JSON lines, to a pipe the host reads."""
+import json
+import os
+
+_STATE = {"fd": None}
+
+
+def _fd():
+    if _STATE["fd"] is None:
+        raw = os.environ.pop("EXPLOREVAL_RESULTS_FD", "")
+        fd = -1
+        if raw.isdigit():
+            try:
+                fd = os.dup(int(raw))  # a close-on-exec copy; the inherited number is closed
+                os.close(int(raw))
+            except OSError:
+                fd = -1
+        _STATE["fd"] = fd
+    return _STATE["fd"]
+
+
+def _send(event):
+    fd = _fd()
+    if fd < 0:
+        return
+    event["pid"] = os.getpid()
+    data = (json.dumps(event, default=str) + "\n").encode("utf-8", "replace")
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass
+
+
+def pytest_configure(config):
+    import pytest
+
+    _send({"e": "start", "pytest": getattr(pytest, "__version__", "?")})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _send({"e": "collect", "nodeid": report.nodeid, "outcome": "failed",
+               "message": str(getattr(report, "longreprtext", ""))[-1500:]})
+
+
+def pytest_runtest_logreport(report):
+    event = {"e": "test", "nodeid": report.nodeid, "when": report.when,
+             "outcome": report.outcome}
+    if hasattr(report, "wasxfail"):
+        event["xfail"] = True
+    if report.failed:
+        event["message"] = str(getattr(report, "longreprtext", ""))[-1500:]
+    _send(event)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _send({"e": "finish", "exitstatus": int(exitstatus),
+           "collected": getattr(session, "testscollected", None)})
+    fd = _STATE["fd"]
+    if fd is not None and fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _STATE["fd"] = -1
+'''
+
+
+def harness_files(*, host_system: bool) -> dict[str, bytes]:
+    """What the verifier's sandbox gets at /opt/exploreval (read-only, fresh)."""
+    files = {f"{_VERIFY_PY}/{PLUGIN_MODULE}.py": RESULTS_PLUGIN.encode()}
+    if host_system:
+        files[f"{_VERIFY_PY}/sitecustomize.py"] = SITECUSTOMIZE.encode()
+    return files
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.finished = False
+        self.exitstatus: int | None = None
+        self.tests: dict[str, list[dict[str, Any]]] = {}
+        self.collect_errors: list[str] = []
+
+
+def read_sessions(events: list[dict[str, Any]]) -> list[_Session]:
+    """pytest sessions from the results channel, by process; what a session sends after its
+    own ``finish`` is ignored, and events of a process that never sent ``start`` are dropped."""
+    sessions: dict[Any, _Session] = {}
+    for event in events:
+        pid = event.get("pid")
+        kind = event.get("e")
+        if kind == "start":
+            sessions.setdefault(pid, _Session())
+            continue
+        session = sessions.get(pid)
+        if session is None or session.finished:
+            continue
+        if kind == "finish":
+            session.finished = True
+            status = event.get("exitstatus")
+            session.exitstatus = status if isinstance(status, int) else None
+        elif kind == "test" and isinstance(event.get("nodeid"), str):
+            session.tests.setdefault(event["nodeid"], []).append(event)
+        elif kind == "collect":
+            session.collect_errors.append(str(event.get("nodeid")))
+    return list(sessions.values())
+
+
+def _outcome(phases: list[dict[str, Any]]) -> tuple[TestOutcome, str]:
+    """One test's outcome from its setup/call/teardown reports (a failed phase fails it)."""
+    message = ""
+    for phase in phases:
+        if phase.get("outcome") == "failed":
+            message = str(phase.get("message") or "")[-500:]
+            return ("failed" if phase.get("when") == "call" else "error"), message
+    call = next((p for p in phases if p.get("when") == "call"), None)
+    if call is None:
+        skipped = any(p.get("outcome") == "skipped" for p in phases)
+        if skipped:
+            return ("xfailed" if any(p.get("xfail") for p in phases) else "skipped"), ""
+        return "error", "no call phase reported"
+    if call.get("outcome") == "passed":
+        return ("xpassed" if call.get("xfail") else "passed"), ""
+    if call.get("outcome") == "skipped":
+        return ("xfailed" if call.get("xfail") else "skipped"), ""
+    return "failed", str(call.get("message") or "")[-500:]
+
+
+def tests_from_sessions(sessions: list[_Session]) -> list[TestResult]:
+    """Every reported test's outcome; a test reported by several sessions keeps the worst."""
+    rank = {"passed": 0, "xfailed": 0, "skipped": 1, "xpassed": 2, "failed": 3, "error": 4}
+    found: dict[str, TestResult] = {}
+    for session in sessions:
+        for nodeid, phases in session.tests.items():
+            outcome, message = _outcome(phases)
+            current = found.get(nodeid)
+            if current is None or rank[outcome] > rank[current.outcome]:
+                found[nodeid] = TestResult(name=nodeid, outcome=outcome, message=message)
+        for nodeid in session.collect_errors:
+            found[nodeid] = TestResult(name=nodeid, outcome="error", message="collection failed")
+    return list(found.values())
+
+
+def pytest_reasons(
+    sessions: list[_Session], tests: list[TestResult], *, require: bool
+) -> list[str]:
+    """Why the pytest part of a verification does not pass (empty: it passes)."""
+    reasons: list[str] = []
+    if not sessions:
+        if require:
+            reasons.append(
+                "no pytest session reported on the results channel (the tests did not run, "
+                "or ran without exploreval's results plugin)"
+            )
+        return reasons
+    for i, session in enumerate(sessions):
+        if not session.finished:
+            reasons.append(f"pytest session {i + 1} never finished (killed, or exited early)")
+        elif session.exitstatus != 0:
+            reasons.append(f"pytest session {i + 1} exited with status {session.exitstatus}")
+    bad = [t for t in tests if t.outcome not in _GOOD]
+    if bad:
+        names = ", ".join(f"{t.name} ({t.outcome})" for t in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        reasons.append(f"tests not passed: {names}{more}")
+    if require and not any(t.outcome == "passed" for t in tests):
+        reasons.append("no test passed")
+    return reasons
 
 
 _LIMIT: dict[str, int] = {"value": os.cpu_count() or 2}
@@ -255,26 +490,6 @@ def _semaphore() -> asyncio.Semaphore:
     return entry[1]
 
 
-def _fresh_home(sandbox: Sandbox) -> str:
-    """A new empty HOME for the test command (the agent's /root stays out of its way)."""
-    assert sandbox.host_ctl is not None
-    name = f"verify-{uuid.uuid4().hex[:12]}"
-    host = sandbox.host_ctl / name
-    host.mkdir(mode=0o700)
-    os.chown(host, sandbox._uid, sandbox._uid)
-    return f"{_CTL}/{name}"
-
-
-def _reset_logs(sandbox: Sandbox) -> None:
-    """Empty /logs/verifier: only what the test command writes from now on is read."""
-    if sandbox.host_logs is None:
-        return
-    verifier = sandbox.host_logs / "verifier"
-    shutil.rmtree(verifier, ignore_errors=True)
-    verifier.mkdir(parents=True, exist_ok=True)
-    os.chown(verifier, sandbox._uid, sandbox._uid)
-
-
 async def verify(
     sandbox: Sandbox,
     test_command: str,
@@ -284,64 +499,96 @@ async def verify(
     env: dict[str, str] | None = None,
     max_output_bytes: int = 20_000,
     expected: list[str] | None = None,
+    network: bool = False,
+    template: Path | None = None,
 ) -> VerificationResult:
-    """Reveal the tests at /tests and run ``test_command`` (bash, cwd = the work dir) with a
-    timeout, isolated from what the agent wrote (module docstring).
+    """End the agent's sandbox, then run ``test_command`` (bash, cwd = the work dir) in a fresh
+    sandbox over its files and decide from the results channel (module docstring).
 
-    ``expected``: the test ids that must all pass (default: collected from the sandbox's
-    tests dir with :func:`collect_test_ids`)."""
+    ``expected``: the test ids that must all pass (default: collected from the sandbox's tests
+    dir with :func:`collect_test_ids`). ``template``: the pristine work dir of a host-system
+    task (the shadowing check tells the agent's files from the task's)."""
     if expected is None:
         expected = collect_test_ids(sandbox.config.tests_dir) if parser == "pytest" else []
+    host_system = sandbox.config.image is None
+    ended = sandbox.end_reason if sandbox.end_reason not in ("", "closed") else ""
+    await sandbox.terminate()
+    if sandbox.disk is None:
+        return VerificationResult(
+            resolved=False, parser=parser, expected=expected, error="the sandbox was closed"
+        )
+    shadows = await asyncio.to_thread(toolchain_shadows, sandbox, template)
     async with _semaphore():
-        if not sandbox.alive:
-            return VerificationResult(
-                resolved=False,
-                parser=parser,
-                expected=expected,
-                error=f"sandbox ended ({sandbox.end_reason})",
-            )
-        sandbox.reveal_tests()
-        _reset_logs(sandbox)
         try:
-            run_env = verification_env(env, _fresh_home(sandbox))
-            result = await sandbox.exec(
-                ["bash", "-c", test_command], timeout=timeout, env=run_env, clean_env=True
+            run = await sandbox.run_verifier(
+                test_command,
+                env=verification_env(env, host_system=host_system),
+                timeout=timeout,
+                data_files=harness_files(host_system=host_system),
+                network=network,
             )
         except (SandboxError, OSError) as exc:
             return VerificationResult(
                 resolved=False, parser=parser, expected=expected, error=str(exc)
             )
         sandbox.file_events()  # the tests' own accesses are not the agent's
-    output = result.stdout + (("\n" + result.stderr) if result.stderr else "")
+    return decide(run, parser=parser, expected=expected, shadows=shadows, ended=ended,
+                  max_output_bytes=max_output_bytes)  # fmt: skip
+
+
+def decide(
+    run: VerifierRun,
+    *,
+    parser: str,
+    expected: list[str],
+    shadows: list[str] | None = None,
+    ended: str = "",
+    max_output_bytes: int = 20_000,
+) -> VerificationResult:
+    """The verdict of one verification run (pure: a function of what the host read)."""
+    output = run.stdout + (("\n" + run.stderr) if run.stderr else "")
     shown, _ = truncate_middle(output, max_output_bytes)
-    tests = parse_pytest(output) if parser == "pytest" else []
+    sessions = read_sessions(run.events)
+    tests = tests_from_sessions(sessions)
+    reasons: list[str] = []
+    if run.events_error:
+        reasons.append(run.events_error)
+    reward: float | None = None
+    if run.reward_text is not None:
+        reward = read_reward(run.reward_text)
     if parser == "pytest":
         tests = check_expected(tests, expected)
-    reward: float | None = None
-    if sandbox.host_logs is not None:
-        for name in ("reward.txt", "reward.json"):
-            path = sandbox.host_logs / "verifier" / name
-            if path.is_file() and not path.is_symlink():
-                reward = read_reward(path.read_text(errors="replace")[:1000])
-                break
-    if parser == "pytest":
-        resolved = any(t.outcome == "passed" for t in tests) and all(
-            t.outcome in _GOOD for t in tests
-        )
+        reasons += pytest_reasons(sessions, tests, require=True)
+        if run.returncode not in (0, None):
+            reasons.append(f"the test command exited with status {run.returncode}")
     elif parser == "reward_file":
-        resolved = reward is not None and reward >= 1.0
-    else:
-        resolved = result.returncode == 0
-    if result.timed_out:
-        resolved = False
+        if reward is None:
+            reasons.append("no reward in /logs/verifier (reward.txt or reward.json)")
+        elif reward < 1.0:
+            reasons.append(f"reward {reward:g} < 1")
+        reasons += pytest_reasons(sessions, tests, require=False)
+    elif run.returncode != 0:
+        reasons.append(f"the test command exited with status {run.returncode}")
+    if run.timed_out:
+        reasons.append("the test command timed out")
+    if shadows:
+        reasons.append(
+            "the agent left files that run before, or instead of, the test tools: "
+            + ", ".join(shadows[:8])
+        )
     return VerificationResult(
-        resolved=resolved,
+        resolved=not reasons,
         parser=parser,
         tests=tests,
         expected=expected,
-        exit_code=result.returncode,
-        timed_out=result.timed_out,
-        duration_s=result.duration_s,
+        exit_code=run.returncode,
+        timed_out=run.timed_out,
+        duration_s=run.duration_s,
         output=shown,
         reward=reward,
+        sessions=len(sessions),
+        reasons=reasons,
+        shadowing=list(shadows or []),
+        network=run.network,
+        error=f"the agent's sandbox ended early ({ended})" if ended else None,
     )

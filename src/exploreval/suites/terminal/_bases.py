@@ -1,0 +1,191 @@
+"""What a Dockerfile's ``FROM`` becomes: a Debian or Ubuntu system built with ``mmdebstrap``.
+
+There is no container registry here, so a base image is rebuilt from the distribution's own
+packages (the host's apt mirror for Debian, ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive for
+Ubuntu). The mapping (docs/terminal.md, "Images", has the table):
+
+* ``debian:<release>`` (``bookworm``, ``12``, ``bullseye``, ``trixie``, ``-slim`` or not,
+  ``stable``/``latest``) -> that Debian release.
+* ``ubuntu:<version>`` (``20.04``/``focal``, ``22.04``/``jammy``, ``24.04``/``noble``,
+  ``latest``) -> that Ubuntu release.
+* ``python:<X.Y>[-variant]`` -> the distribution release whose own ``python3`` is X.Y (3.8 focal,
+  3.9 bullseye, 3.10 jammy, 3.11 bookworm, 3.12 noble, 3.13 trixie), with ``python3``, ``pip``
+  and ``venv``, ``python``/``pip`` on ``PATH`` and pip allowed to install system-wide (no
+  ``EXTERNALLY-MANAGED``), as in the official images. The *Python* version is honoured exactly;
+  the variant's Debian release is not when it disagrees (``python:3.10-slim-bookworm`` is Ubuntu
+  jammy), and a non-slim variant adds the build tools its ``buildpack-deps`` base has.
+* Terminal-Bench's own bases: ``ghcr.io/laude-institute/t-bench/python-3-13`` = ``python:3.13``
+  + tmux + asciinema; ``.../ubuntu-24-04`` = ``ubuntu:24.04`` + tmux + asciinema.
+* Anything else (alpine, other registries' application images) is refused with the reason.
+
+Every image also gets what the harness needs inside it: ``tmux`` (the agent's terminal), ``bash``,
+``python3`` (verification runs pytest; Terminal-Bench's uv would otherwise download a Python),
+``ca-certificates``, ``curl`` and ``procps``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Python version -> (distribution, release) whose python3 is that version.
+PYTHON_RELEASES: dict[str, tuple[str, str]] = {
+    "3.8": ("ubuntu", "focal"),
+    "3.9": ("debian", "bullseye"),
+    "3.10": ("ubuntu", "jammy"),
+    "3.11": ("debian", "bookworm"),
+    "3.12": ("ubuntu", "noble"),
+    "3.13": ("debian", "trixie"),
+}
+DEBIAN_RELEASES = {
+    "bullseye": "bullseye", "11": "bullseye", "bookworm": "bookworm", "12": "bookworm",
+    "trixie": "trixie", "13": "trixie", "stable": "trixie", "latest": "trixie",
+}  # fmt: skip
+UBUNTU_RELEASES = {
+    "20.04": "focal", "focal": "focal", "22.04": "jammy", "jammy": "jammy",
+    "24.04": "noble", "noble": "noble", "latest": "noble", "rolling": "noble",
+}  # fmt: skip
+#: What the harness needs in every image.
+HARNESS_PACKAGES = ("tmux", "bash", "python3", "ca-certificates", "curl", "procps")
+_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: What the non-slim ``python:`` images inherit from ``buildpack-deps``.
+_BUILDPACK = ("build-essential", "git", "wget", "openssh-client", "libffi-dev", "libssl-dev",
+              "zlib1g-dev", "pkg-config", "unzip", "xz-utils")  # fmt: skip
+_TBENCH = "ghcr.io/laude-institute/t-bench/"
+
+
+class BaseRefused(ValueError):
+    """The ``FROM`` image has no mapping here; the message says why."""
+
+
+@dataclass(frozen=True)
+class Base:
+    """A base system to build: a distribution release plus packages and image conventions."""
+
+    distro: str  # "debian" | "ubuntu"
+    release: str
+    packages: tuple[str, ...]
+    #: ``X.Y`` for a ``python:`` image (``python``/``pip`` on PATH, pip may install system-wide).
+    python: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    #: The image's WORKDIR before the Dockerfile sets one (Terminal-Bench's bases: /app).
+    workdir: str | None = None
+    #: One line: what ``FROM`` named and what it became.
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.distro}-{self.release}-{'-'.join(sorted(self.packages))}" + (
+            f"-py{self.python}" if self.python else ""
+        ) + (f"-wd{self.workdir}" if self.workdir else "")
+
+
+def _strip_ref(image: str) -> tuple[str, str]:
+    """(name without registry default/digest, tag)."""
+    ref = image.split("@", 1)[0]
+    name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "latest")
+    for prefix in ("docker.io/library/", "docker.io/", "library/"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name, tag or "latest"
+
+
+_DEFAULT_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+}
+
+
+def map_base(image: str, platform: str | None = None) -> Base:
+    """The :class:`Base` for a ``FROM`` image reference, or :class:`BaseRefused`."""
+    if platform and platform not in ("linux/amd64", "linux/x86_64", "$BUILDPLATFORM",
+                                     "${BUILDPLATFORM}", "$TARGETPLATFORM"):  # fmt: skip
+        raise BaseRefused(f"FROM --platform={platform}: this machine builds linux/amd64 only")
+    name, tag = _strip_ref(image)
+    digest = " (its digest is not reproducible here; the release's current packages are used)"
+    pinned = digest if "@" in image else ""
+    if name.startswith(_TBENCH):
+        kind = name[len(_TBENCH) :]
+        if kind == "python-3-13":
+            base = map_base("python:3.13-slim-bookworm")
+            return _with(base, ("tmux", "asciinema"),
+                         f"{image} = python:3.13-slim-bookworm + tmux, asciinema, WORKDIR /app "
+                         f"-> {base.distro} {base.release}{pinned}", "/app")  # fmt: skip
+        if kind == "ubuntu-24-04":
+            return _with(map_base("ubuntu:24.04"), ("tmux", "asciinema"),
+                         f"{image} = ubuntu:24.04 + tmux, asciinema, WORKDIR /app -> ubuntu "
+                         f"noble{pinned}", "/app")  # fmt: skip
+        raise BaseRefused(
+            f"FROM {image}: unknown Terminal-Bench base image (known: python-3-13, ubuntu-24-04)"
+        )
+    if name == "python":
+        match = re.match(r"^(\d+\.\d+)(?:\.\d+)?(?:-(.*))?$", tag)
+        if tag == "latest":
+            match = re.match(r"^(3\.13)$", "3.13")
+        if match is None:
+            raise BaseRefused(f"FROM {image}: expected python:X.Y[-variant]")
+        version = match.group(1)
+        variant = (match.group(2) if match.lastindex and match.lastindex >= 2 else None) or ""
+        if "alpine" in variant:
+            raise BaseRefused(
+                f"FROM {image}: Alpine (musl, apk) has no mapping here; this machine builds "
+                "images from Debian and Ubuntu packages"
+            )
+        if "windows" in variant:
+            raise BaseRefused(f"FROM {image}: Windows images cannot run here")
+        release = PYTHON_RELEASES.get(version)
+        if release is None:
+            known = ", ".join(PYTHON_RELEASES)
+            raise BaseRefused(
+                f"FROM {image}: no Debian or Ubuntu release ships Python {version} (known: {known})"
+            )
+        distro, rel = release
+        wheels: tuple[str, ...] = ()
+        if tuple(map(int, version.split("."))) <= (3, 11):  # images to 3.11 ship setuptools
+            wheels = ("python-pip-whl",) if rel == "focal" else (
+                "python3-setuptools-whl", "python3-wheel-whl")  # fmt: skip
+        packages = _PYTHON_PACKAGES + wheels + (() if "slim" in variant else _BUILDPACK)
+        wanted = re.search(r"(bookworm|bullseye|trixie|buster)", variant)
+        differs = wanted and (distro, rel) != ("debian", wanted.group(1))
+        note = f"{image} -> {distro} {rel} (python3 {version})" + (
+            f"; the variant's {wanted.group(1)} is not honoured (no {wanted.group(1)} ships "
+            f"Python {version})"
+            if differs and wanted
+            else ""
+        ) + pinned
+        return Base(distro, rel, _merge(HARNESS_PACKAGES, packages), python=version,
+                    env=dict(_DEFAULT_ENV), note=note)  # fmt: skip
+    if name == "debian":
+        rel_name = re.sub(r"-slim$", "", tag)
+        release = DEBIAN_RELEASES.get(rel_name)
+        if release is None:
+            raise BaseRefused(
+                f"FROM {image}: unknown Debian release {tag!r} (known: "
+                f"{', '.join(sorted(set(DEBIAN_RELEASES)))})"
+            )
+        return Base("debian", release, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
+                    note=f"{image} -> debian {release}{pinned}")  # fmt: skip
+    if name == "ubuntu":
+        release = UBUNTU_RELEASES.get(tag)
+        if release is None:
+            raise BaseRefused(
+                f"FROM {image}: unknown Ubuntu release {tag!r} (known: "
+                f"{', '.join(sorted(set(UBUNTU_RELEASES)))})"
+            )
+        return Base("ubuntu", release, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
+                    note=f"{image} -> ubuntu {release}{pinned}")  # fmt: skip
+    if name in ("scratch",):
+        raise BaseRefused("FROM scratch: an empty image has no shell for the agent")
+    raise BaseRefused(
+        f"FROM {image}: no mapping to a Debian or Ubuntu release (this machine has no container "
+        "registry; supported: debian, ubuntu, python:X.Y, Terminal-Bench's t-bench bases)"
+    )
+
+
+def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p for group in groups for p in group))
+
+
+def _with(base: Base, extra: tuple[str, ...], note: str, workdir: str | None = None) -> Base:
+    return Base(base.distro, base.release, _merge(base.packages, extra), base.python,
+                dict(base.env), workdir or base.workdir, note)  # fmt: skip

@@ -1,0 +1,249 @@
+"""An episode's file systems: a size-capped disk, and (for built images) a copy-on-write root.
+
+Every sandbox writes only to its *disk*: a tmpfs mounted by the host for the episode, whose size
+is the episode's aggregate quota (``disk_mb``). Nothing an agent writes reaches the host's disk,
+and a ``dd`` of the whole quota fails with "No space left on device" inside the sandbox.
+
+For a task built into an image (:mod:`._image`), the sandbox's root is an overlay::
+
+    lower = the cached image rootfs, through an *idmapped* mount (on-disk uid 0 -> the episode's
+            leased uid, so "root" inside owns the image's files, as in a container)
+    upper = disk/upper (the episode's changes), work = disk/work
+
+mounted by the host with *relative* option strings from the episode's directory, so the sandbox's
+``/proc/self/mountinfo`` shows ``lowerdir=lower,upperdir=disk/upper`` and tmpfs roots such as
+``/ctl``, never a host scratch path. Every mount lives under the scratch root: the scratch
+guardian lazily unmounts whatever is mounted there when the run's process ends, however it ends
+(:func:`exploreval.core.unmount_under`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from exploreval.core import unmount_under
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_MS_NOSUID, _MS_NODEV = 0x2, 0x4
+_CLONE_NEWUSER = 0x10000000
+# new mount API (x86-64 and aarch64 share these numbers)
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, os.O_CLOEXEC
+_AT_FDCWD, _AT_EMPTY_PATH, _AT_RECURSIVE = -100, 0x1000, 0x8000
+_MOVE_MOUNT_F_EMPTY_PATH = 0x4
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_IDMAP = 0x1, 0x00100000
+
+
+class MountError(OSError):
+    """A mount the sandbox needs could not be made (the message says which and why)."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _fail(what: str) -> MountError:
+    err = ctypes.get_errno()
+    return MountError(err, f"{what}: {os.strerror(err)}")
+
+
+def mount_tmpfs(target: Path, size_mb: int, *, mode: int = 0o755) -> None:
+    """A tmpfs of ``size_mb`` at ``target`` (nosuid, nodev)."""
+    target.mkdir(parents=True, exist_ok=True)
+    options = f"size={int(size_mb)}m,mode={mode:o}".encode()
+    if _LIBC.mount(b"tmpfs", bytes(target), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        raise _fail(f"mount tmpfs ({size_mb} MB) at {target}")
+
+
+def unmount(target: Path) -> None:
+    """Lazily unmount ``target`` (``MNT_DETACH``); a path that is not mounted is left alone."""
+    _LIBC.umount2(bytes(target), 2)
+
+
+def _unshare_user() -> None:  # pragma: no cover - runs in the helper child before exec
+    if _LIBC.unshare(_CLONE_NEWUSER) != 0:
+        os._exit(111)
+
+
+def idmapped_clone(source: Path, target: Path, uid: int, *, read_only: bool = True) -> None:
+    """Mount ``source`` again at ``target`` with on-disk uid/gid 0 shown as ``uid``.
+
+    The mapping comes from a throwaway user namespace (``0 uid 1``) whose file descriptor is
+    handed to ``mount_setattr(MOUNT_ATTR_IDMAP)``; files owned by other on-disk ids appear
+    unowned (nobody). Needs Linux 5.12+ and a file system that supports idmapped mounts (ext4,
+    xfs, btrfs, tmpfs 6.3+)."""
+    target.mkdir(parents=True, exist_ok=True)
+    helper = subprocess.Popen(
+        ["sleep", "30"],
+        preexec_fn=_unshare_user,  # noqa: PLW1509 - only unshares a user namespace
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ns_fd = tree_fd = -1
+    try:
+        for name, text in (("uid_map", f"0 {uid} 1\n"), ("setgroups", "deny"),
+                           ("gid_map", f"0 {uid} 1\n")):  # fmt: skip
+            with open(f"/proc/{helper.pid}/{name}", "w") as fh:
+                fh.write(text)
+        ns_fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+        tree_fd = _LIBC.syscall(
+            _SYS_OPEN_TREE,
+            _AT_FDCWD,
+            bytes(source),
+            _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE,
+        )
+        if tree_fd < 0:
+            raise _fail(f"open_tree {source}")
+        attr = _MountAttr(_MOUNT_ATTR_IDMAP | (_MOUNT_ATTR_RDONLY if read_only else 0), 0, 0, ns_fd)
+        if (
+            _LIBC.syscall(
+                _SYS_MOUNT_SETATTR,
+                tree_fd,
+                b"",
+                _AT_EMPTY_PATH | _AT_RECURSIVE,
+                ctypes.byref(attr),
+                ctypes.sizeof(attr),
+            )
+            != 0
+        ):
+            raise _fail(f"idmapped mount of {source} (uid 0 -> {uid})")
+        if (
+            _LIBC.syscall(
+                _SYS_MOVE_MOUNT, tree_fd, b"", _AT_FDCWD, bytes(target), _MOVE_MOUNT_F_EMPTY_PATH
+            )
+            != 0
+        ):
+            raise _fail(f"move_mount to {target}")
+    finally:
+        for fd in (ns_fd, tree_fd):
+            if fd >= 0:
+                os.close(fd)
+        helper.kill()
+        helper.wait()
+
+
+def mount_overlay(episode_dir: Path, *, lower: str, upper: str, work: str, target: str) -> None:
+    """Overlay at ``episode_dir/target``; the layer paths are given relative to ``episode_dir``
+    (the mount runs there), so the options the sandbox can read name no host path."""
+    (episode_dir / target).mkdir(parents=True, exist_ok=True)
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    done = subprocess.run(
+        ["mount", "-t", "overlay", "overlay", "-o", options, target],
+        cwd=episode_dir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise MountError(0, f"mount overlay ({options}) at {episode_dir / target}: {done.stderr}")
+
+
+class EpisodeDisk:
+    """The episode's quota tmpfs and, for an image, its overlay root. ``close()`` unmounts all.
+
+    Layout under ``episode_dir`` (a host directory, mode 0711)::
+
+        disk/            tmpfs, size = quota: everything the sandbox can write
+          ctl/           the harness's control files (prompt marker, pane recording)
+          upper/ work/   the overlay's layers (image), or
+          app/ tmp/ root/  the writable directories of a host-system sandbox
+        lower/           idmapped mount of the image rootfs (image only)
+        root/            the overlay: the sandbox's / (image only)
+        vdisk/           tmpfs of the verification run (tests, logs, home), mounted on demand
+    """
+
+    def __init__(self, episode_dir: Path, *, uid: int, quota_mb: int) -> None:
+        self.dir = episode_dir
+        self.uid = uid
+        self.quota_mb = quota_mb
+        self.disk = episode_dir / "disk"
+        self.root: Path | None = None
+        self.vdisk: Path | None = None
+        mount_tmpfs(self.disk, quota_mb, mode=0o711)
+        self.ctl = self.owned_dir(self.disk / "ctl", 0o700)
+
+    def owned_dir(self, path: Path, mode: int = 0o755) -> Path:
+        """A directory owned by the sandbox's uid (root inside)."""
+        path.mkdir(mode=mode, parents=True, exist_ok=True)
+        os.chown(path, self.uid, self.uid)
+        os.chmod(path, mode)
+        return path
+
+    def mount_image(self, image_rootfs: Path) -> Path:
+        """Overlay root over ``image_rootfs``; returns its host path (``episode_dir/root``)."""
+        # The overlay's own root directory takes the upper directory's owner and mode: the
+        # image's "/" (root-owned, 0755) as the sandbox's uid sees it through the idmap.
+        upper = self.owned_dir(self.disk / "upper", 0o755)
+        upper_mode = os.stat(image_rootfs).st_mode & 0o7777
+        os.chmod(upper, upper_mode)
+        (self.disk / "work").mkdir(mode=0o700)
+        idmapped_clone(image_rootfs, self.dir / "lower", self.uid)
+        mount_overlay(self.dir, lower="lower", upper="disk/upper", work="disk/work", target="root")
+        self.root = self.dir / "root"
+        return self.root
+
+    def claim_upper(self) -> None:
+        """Hand what the host wrote into the overlay (injected files) to the sandbox's uid: the
+        upper layer holds only copy-ups (already the uid's) and the host's new files."""
+        upper = self.disk / "upper"
+        for dirpath, dirnames, filenames in os.walk(upper):
+            for name in dirnames + filenames:
+                with contextlib.suppress(FileNotFoundError):
+                    os.lchown(os.path.join(dirpath, name), self.uid, self.uid)
+
+    def mount_verification(self, size_mb: int = 512) -> Path:
+        """A fresh tmpfs for the verification run (tests, logs, home); never seen by the agent."""
+        self.vdisk = self.dir / "vdisk"
+        unmount_under(self.vdisk)  # an earlier verification's (each run starts fresh)
+        mount_tmpfs(self.vdisk, size_mb, mode=0o711)
+        return self.vdisk
+
+    def used_mb(self) -> float:
+        stat = os.statvfs(self.disk)
+        return (stat.f_blocks - stat.f_bfree) * stat.f_frsize / 2**20
+
+    def close(self) -> None:
+        unmount_under(self.dir)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
+    """True once ``pid`` no longer exists (reaped or never ours)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.002)
+    return False
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process running as host ``uid``; returns how many were found."""
+    found = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.stat(entry.path).st_uid == uid:
+                os.kill(int(entry.name), signal.SIGKILL)
+                found += 1
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
