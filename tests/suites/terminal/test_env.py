@@ -93,7 +93,7 @@ def test_bad_options_name_the_field(options: dict[str, Any], field: str) -> None
 
 
 async def test_env_resolves_with_the_gold_solution_and_records_evidence() -> None:
-    env = TerminalEnv(tasks=str(TINY), task=0)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0)
     try:
         obs, info = await env.areset(seed=0)
         assert "even number" in obs and "Current Terminal Screen" in obs
@@ -116,7 +116,7 @@ async def test_env_resolves_with_the_gold_solution_and_records_evidence() -> Non
 
 
 async def test_step_cap_truncates_and_verifies() -> None:
-    env = TerminalEnv(tasks=str(TINY), task="write-answer", max_steps=2)
+    env = TerminalEnv(tasks=str(TINY), image="host", task="write-answer", max_steps=2)
     try:
         await env.areset(seed=1)
         await env.astep(cmd("ls\n", 0.1))
@@ -128,7 +128,7 @@ async def test_step_cap_truncates_and_verifies() -> None:
 
 
 async def test_a_blocking_command_waits_for_the_prompt_without_a_marker_on_screen() -> None:
-    env = TerminalEnv(tasks=str(TINY), task=0)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0)
     try:
         await env.areset(seed=0)
         _, _, _, _, info = await env.astep(cmd("sleep 1.2; echo finished\n", 30, block=True))
@@ -178,7 +178,7 @@ async def test_cd_is_tracked_across_steps_and_first_steps_are_on_the_record() ->
 
 
 async def test_exit_ends_the_episode_and_it_is_still_verified() -> None:
-    env = TerminalEnv(tasks=str(TINY), task=0, max_steps=20)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0, max_steps=20)
     try:
         await env.areset(seed=0)
         solution = env.ground_truth()["solution"]
@@ -190,7 +190,7 @@ async def test_exit_ends_the_episode_and_it_is_still_verified() -> None:
         assert env.ground_truth()["sandbox_end"] == "shell_exited"
     finally:
         await env.aclose()
-    env = TerminalEnv(tasks=str(TINY), task=0, max_steps=20)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0, max_steps=20)
     try:
         await env.areset(seed=0)
         _, reward, term, _, info = await env.astep(json.dumps({"commands": [
@@ -267,14 +267,17 @@ def test_cli_runs_a_named_suite_with_the_curious_agent(tmp_path: Path) -> None:
     assert all(by_condition[c].success for c in ("L1:solution.sh", "L2", "L3", "L4", "L5"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
-    ("folder", "agent", "workdir"),
-    [(HARBOR_HELLO, "gold", "/workspace"), (HARBOR_HELLO, "oracle", "/workspace"),
-     (TB1_HELLO, "oracle", "/app")],
+    ("folder", "agent", "workdir", "image"),
+    [(HARBOR_HELLO, "gold", "/workspace", "auto"), (HARBOR_HELLO, "oracle", "/workspace", "auto"),
+     (TB1_HELLO, "oracle", "/app", "host")],
 )  # fmt: skip
 def test_fixture_tasks_run_end_to_end_in_their_workdir(
-    folder: Path, agent: str, workdir: str, tmp_path: Path
+    folder: Path, agent: str, workdir: str, image: str, tmp_path: Path
 ) -> None:
+    """The real Harbor hello-world as shipped (its python:3.11-slim image built here); the
+    Terminal-Bench copy has no Dockerfile in the fixture, so it runs on the host system."""
     from exploreval.cli import app
     from exploreval.store import RunDir
 
@@ -284,7 +287,7 @@ def test_fixture_tasks_run_end_to_end_in_their_workdir(
         [
             "run", "exploreval/Terminal-v0", "--agent", agent, "--seeds", "0",
             "--env-option", f"tasks={json.dumps(str(folder))}", "--max-steps", "5",
-            "--out", str(out),
+            "--env-option", f"image={image}", "--out", str(out),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -365,7 +368,7 @@ def test_runner_cast_in_the_run_dir_on_every_ending(tmp_path: Path) -> None:
         {
             "suites": [
                 {"env_id": "exploreval/Terminal-v0", "seeds": [0],
-                 "options": {"tasks": str(TINY)}}
+                 "options": {"tasks": str(TINY), "image": "host"}}
             ],
             "agents": [{"agent": "gold"}, {"agent": "crashing-terminal-agent"}],
         }
@@ -391,7 +394,7 @@ def test_runner_step_cap_below_the_envs_is_verified(tmp_path: Path) -> None:
     spec = spec_from_dict(
         {
             "suites": [{"env_id": "exploreval/Terminal-v0", "seeds": [0],
-                        "options": {"tasks": str(TINY)}}],
+                        "options": {"tasks": str(TINY), "image": "host"}}],
             "agents": [{"agent": "random"}],
             "max_steps": 2,
         }
@@ -419,7 +422,7 @@ def test_runner_step_cap_below_the_envs_is_verified(tmp_path: Path) -> None:
 async def test_hostile_workloads_end_the_episode_cleanly(
     name: str, command: str, options: dict[str, Any], reason: str
 ) -> None:
-    env = TerminalEnv(tasks=str(TINY), task=0, max_steps=50, **options)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0, max_steps=50, **options)
     scratch = None
     try:
         await env.areset(seed=0)
@@ -451,14 +454,14 @@ def test_env_checker_passes() -> None:
 
     class FixtureTerminalEnv(TerminalEnv):
         def __init__(self, preset: str | None = None, **options: object) -> None:
-            super().__init__(preset, **{"tasks": str(TINY), "max_steps": 4, **options})
+            super().__init__(preset, **{"tasks": str(TINY), "image": "host", "max_steps": 4, **options})
 
     register_env("exploreval-test/TerminalFixture-v0", FixtureTerminalEnv, family="terminal")
     check_env("exploreval-test/TerminalFixture-v0", seeds=(0,), n_steps=4)
 
 
 async def test_a_removed_tmux_socket_ends_the_episode_with_its_reason() -> None:
-    env = TerminalEnv(tasks=str(TINY), task=0)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0)
     try:
         await env.areset(seed=0)
         _, _, term, _, info = await env.astep(cmd("rm -f /tmp/.exploreval/tmux.sock\n", 0.3))

@@ -294,7 +294,7 @@ async def test_real_sandbox_episode_per_harness(harness: str, steps: int) -> Non
     from exploreval.runner import run_episode
     from exploreval.suites.terminal._env import TerminalEnv
 
-    env = TerminalEnv(tasks=str(TINY), task=0)
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0)
     solution = env._tasks()[0].solution
     assert solution
     model = ScriptedModel(replies=_scripted_replies(harness, solution))
@@ -323,7 +323,7 @@ def test_smollm2_terminal_episode_is_recorded(local_llm_base_url: str, tmp_path:
     spec = spec_from_dict(
         {
             "suites": [{"env_id": "exploreval/Terminal-v0", "seeds": [0],
-                        "options": {"tasks": str(TINY), "injection_level": 1}}],
+                        "options": {"tasks": str(TINY), "image": "host", "injection_level": 1}}],
             "agents": [
                 {"kind": "llm", "model": "local:smollm2", "base_url": local_llm_base_url,
                  "harness": harness, "sampling": {"temperature": 0.0, "max_tokens": 48}}
