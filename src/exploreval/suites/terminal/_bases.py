@@ -46,7 +46,7 @@ UBUNTU_RELEASES = {
     "24.04": "noble", "noble": "noble", "latest": "noble", "rolling": "noble",
 }  # fmt: skip
 #: What the harness needs in every image.
-HARNESS_PACKAGES = ("tmux", "bash", "python3", "ca-certificates", "curl", "procps")
+HARNESS_PACKAGES = ("apt", "tmux", "bash", "python3", "ca-certificates", "curl", "procps")
 _PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
 #: What the non-slim ``python:`` images inherit from ``buildpack-deps``.
 _BUILDPACK = ("build-essential", "git", "wget", "openssh-client", "libffi-dev", "libssl-dev",
@@ -140,11 +140,12 @@ def map_base(image: str, platform: str | None = None) -> Base:
                 f"FROM {image}: no Debian or Ubuntu release ships Python {version} (known: {known})"
             )
         distro, rel = release
+        keyring = ("ubuntu-keyring",) if distro == "ubuntu" else ()
         wheels: tuple[str, ...] = ()
         if tuple(map(int, version.split("."))) <= (3, 11):  # images to 3.11 ship setuptools
             wheels = ("python-pip-whl",) if rel == "focal" else (
                 "python3-setuptools-whl", "python3-wheel-whl")  # fmt: skip
-        packages = _PYTHON_PACKAGES + wheels + (() if "slim" in variant else _BUILDPACK)
+        packages = _PYTHON_PACKAGES + keyring + wheels + (() if "slim" in variant else _BUILDPACK)
         wanted = re.search(r"(bookworm|bullseye|trixie|buster)", variant)
         differs = wanted and (distro, rel) != ("debian", wanted.group(1))
         note = f"{image} -> {distro} {rel} (python3 {version})" + (
@@ -172,7 +173,7 @@ def map_base(image: str, platform: str | None = None) -> Base:
                 f"FROM {image}: unknown Ubuntu release {tag!r} (known: "
                 f"{', '.join(sorted(set(UBUNTU_RELEASES)))})"
             )
-        return Base("ubuntu", release, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
+        return Base("ubuntu", release, HARNESS_PACKAGES + ("ubuntu-keyring",), env=dict(_DEFAULT_ENV),
                     note=f"{image} -> ubuntu {release}{pinned}")  # fmt: skip
     if name in ("scratch",):
         raise BaseRefused("FROM scratch: an empty image has no shell for the agent")

@@ -472,7 +472,7 @@ def ensure_base(base: Base, log: _Log | None = None) -> Path:
             argv.append(f"--aptopt={option}")
         if base.distro == "ubuntu":
             argv.append(f"--keyring={_ubuntu_keyring()}")
-        argv += [base.release, str(target / "rootfs"), _mirror(base)]
+        argv += [base.release, str(target / "rootfs"), *_sources(base)]
         if log is not None:
             log.write(f"$ {' '.join(shlex.quote(a) for a in argv)}\n")
         done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
@@ -538,6 +538,24 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
                     scratch=rootfs.parent, timeout=600)  # fmt: skip
 
 
+def _sources(base: Base) -> list[str]:
+    """The image's apt sources, as Docker's official images have them: the release, its updates
+    and its security pocket."""
+    mirror = _mirror(base)
+    if base.distro == "ubuntu":
+        components = "main universe"
+        security = mirror
+    else:
+        components = "main"
+        security = os.environ.get("EXPLOREVAL_DEBIAN_SECURITY_MIRROR") or mirror.replace(
+            "/debian", "/debian-security"
+        )
+    lines = [f"deb {mirror} {base.release} {components}",
+             f"deb {mirror} {base.release}-updates {components}",
+             f"deb {security} {base.release}-security {components}"]  # fmt: skip
+    return lines
+
+
 def _ubuntu_keyring() -> Path:
     target = images_root() / "keyrings" / "ubuntu-archive-keyring.gpg"
     if target.is_file():
@@ -563,11 +581,49 @@ def _ubuntu_keyring() -> Path:
     return target
 
 
-def _unreachable_host(output: str) -> str | None:
+_NETWORK_FAILURE = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|Could not resolve|"
+    r"Network is unreachable|Connection refused|Connection timed out|NewConnectionError|"
+    r"Failed to connect|urlopen error"
+)
+_REACHABLE: dict[str, bool] = {}
+
+
+def reachable(host: str) -> bool:
+    """Can this machine open a TCP connection to ``host`` (443, else 80)? Cached per process."""
+    import socket
+
+    if host not in _REACHABLE:
+        ok = False
+        for port in (443, 80):
+            try:
+                socket.create_connection((host, port), timeout=4).close()
+                ok = True
+                break
+            except OSError:
+                continue
+        _REACHABLE[host] = ok
+    return _REACHABLE[host]
+
+
+def unreachable_in(texts: list[str]) -> str | None:
+    """The first host a URL in ``texts`` names that this machine cannot reach (checked)."""
+    for text in texts:
+        for match in re.finditer(r"https?://([A-Za-z0-9.-]+\.[A-Za-z]{2,})", text):
+            if not reachable(match.group(1)):
+                return match.group(1)
+    return None
+
+
+def _unreachable_host(output: str, command: list[str] | None = None) -> str | None:
+    """The host a network failure in ``output`` names; else, when the output shows a network
+    failure, a host the failing ``command`` fetches from that this machine cannot reach."""
     for pattern in _UNREACHABLE:
         match = pattern.search(output)
         if match:
             return match.group(1).strip(".'")
+    if command and _NETWORK_FAILURE.search(output):
+        return unreachable_in(command)
     return None
 
 
@@ -925,38 +981,40 @@ class _Builder:
         single_file: bool = False,
     ) -> None:
         """Copy staged sources into the image, inside the image's own sandbox (its links resolve
-        within it), as Docker does: a directory's contents, archives extracted for ADD."""
+        within it), as Docker does: a directory's contents; a file into an existing directory
+        under its own name; archives extracted (``ADD``); ownership root or ``--chown``."""
         dest_path = dest if dest.startswith("/") else _join(state.workdir, dest)
+        into_dir = dest.endswith("/") or len(items) > 1 or dest in (".", "./")
+        q_dest = shlex.quote(dest_path)
         binds: list[tuple[Path, str]] = []
-        lines = ["set -e"]
+        lines = ["set -e", "copied=''"]
         for i, (source, extract) in enumerate(items):
-            mount = f"/.exploreval-src/{i}"
             if extract:
                 extracted = source.parent / f"x{i}"
                 extracted.mkdir()
                 with tarfile.open(source) as archive:
                     archive.extractall(extracted, filter="data")
-                source, extract = extracted, False
+                source = extracted
+            name = source.name if source.name else "content"
+            mount = f"/.exploreval-src/{i}/{name}"
             binds.append((source, mount))
-            if single_file:
-                lines.append(f"mkdir -p \"$(dirname {shlex.quote(dest_path)})\"")
-                lines.append(f"cp -a {mount} {shlex.quote(dest_path)}")
-            elif source.is_dir():
-                lines.append(f"mkdir -p {shlex.quote(dest_path)}")
-                lines.append(f"cp -a {mount}/. {shlex.quote(dest_path)}/")
+            q_name = shlex.quote(name)
+            if source.is_dir():
+                lines += [f"mkdir -p {q_dest}", f"cp -a {mount}/. {q_dest}/",
+                          f"for e in {mount}/* {mount}/.[!.]*; do [ -e \"$e\" ] && "
+                          f"copied=\"$copied {q_dest}/$(basename \"$e\")\"; done; true"]  # fmt: skip
+            elif into_dir or not single_file:
+                lines += [f"mkdir -p {q_dest}", f"cp -a {mount} {q_dest}/{q_name}",
+                          f"copied=\"$copied {q_dest}/{q_name}\""]  # fmt: skip
             else:
-                lines.append(f"mkdir -p {shlex.quote(dest_path)}")
-                lines.append(f"cp -a {mount} {shlex.quote(dest_path)}/{shlex.quote(source.name)}")
+                lines += [f"t={q_dest}", f'if [ -d "$t" ]; then t="$t"/{q_name}; '
+                          f'else mkdir -p "$(dirname "$t")"; fi',
+                          f'cp -a {mount} "$t"', 'copied="$copied $t"']  # fmt: skip
         chown = ins.flags.get("chown")
         chmod = ins.flags.get("chmod")
-        targets = [dest_path] if single_file or len(items) == 1 and items[0][0].is_dir() else [
-            f"{dest_path}/{s.name}" for s, _ in items]  # fmt: skip
-        if single_file:
-            targets = [dest_path]
-        quoted = " ".join(shlex.quote(t) for t in targets)
-        lines.append(f"chown -R {shlex.quote(chown or '0:0')} {quoted}")
+        lines.append(f'[ -z "$copied" ] || chown -R {shlex.quote(_owner(chown or "0:0"))} $copied')
         if chmod:
-            lines.append(f"chmod -R {shlex.quote(chmod)} {quoted}")
+            lines.append(f'[ -z "$copied" ] || chmod -R {shlex.quote(chmod)} $copied')
         self._sandbox(state.rootfs, ["/bin/sh", "-c", "\n".join(lines)], env=self._env(state),
                       binds=binds, network=False, what=f"{self._where(ins)}: {ins.keyword}")  # fmt: skip
 
@@ -1028,7 +1086,7 @@ def run_in_root(
         if not resolv.exists():
             resolv.parent.mkdir(parents=True, exist_ok=True)
             resolv.touch()
-        command += ["--ro-bind-data", str(r), "/etc/resolv.conf"]
+        command += ["--perms", "0644", "--ro-bind-data", str(r), "/etc/resolv.conf"]
         block_r, block_w = os.pipe()
         pass_fds.append(block_r)
         command += ["--block-fd", str(block_r)]
@@ -1073,7 +1131,7 @@ def run_in_root(
         log.write(output)
     if code != 0:
         tail = "\n".join(output.splitlines()[-20:])
-        host = _unreachable_host(output)
+        host = _unreachable_host(output, argv)
         reach = f"; it needs {host}, which this machine cannot reach" if host else ""
         raise ImageBuildError(
             f"{what} failed (exit {code}){reach}; last output:\n{tail}", unreachable=host
@@ -1095,6 +1153,11 @@ def _status_pid(fd: int, proc: subprocess.Popen[bytes]) -> int:
                 if "child-pid" in status:
                     return int(status["child-pid"])
     raise ImageBuildError(f"bwrap did not start for the build (exit {proc.poll()})")
+
+
+def _owner(spec: str) -> str:
+    """``--chown=user`` means user:user's group, as in Docker (chown would leave the group)."""
+    return spec if ":" in spec else f"{spec}:{spec}" if spec.isdigit() else f"{spec}:"
 
 
 def _join(base: str, rel: str) -> str:

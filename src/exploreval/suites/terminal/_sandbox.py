@@ -519,7 +519,8 @@ class Sandbox:
                 argv += ["--bind", str(self.host_logs), "/logs"]
             block_w = -1
             if self.config.network:
-                argv += ["--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)), "/etc/resolv.conf"]
+                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)),
+                         "/etc/resolv.conf"]
                 block_r, block_w = os.pipe()
                 fds += [block_r, block_w]
                 argv += ["--block-fd", str(block_r)]
@@ -1080,11 +1081,12 @@ class Sandbox:
                 if (vdisk / "uv-cache").is_dir():
                     argv += ["--bind", str(vdisk / "uv-cache"), UV_CACHE_PATH]
             for path, data in sorted(data_files.items()):
-                argv += ["--ro-bind-data", str(_data_fd(data, fds)), path]
+                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(data, fds)), path]
             argv += ["--remount-ro", "/opt/exploreval"]
             block_w = -1
             if network:
-                argv += ["--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)), "/etc/resolv.conf"]
+                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)),
+                         "/etc/resolv.conf"]
                 block_r, block_w = os.pipe()
                 fds += [block_r]
                 argv += ["--block-fd", str(block_r)]

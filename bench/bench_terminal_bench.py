@@ -1,0 +1,214 @@
+"""Real Terminal-Bench / Harbor task sets as shipped: how many load, build, and run correctly.
+
+Run: python bench/bench_terminal_bench.py TASKS_DIR [--only a,b] [--json OUT] [--build-timeout S]
+
+For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's ``tasks/``):
+
+1. **load** with image building (``exploreval.suites.terminal``): a refusal prints the file,
+   line and reason (an extra compose service, an unmapped base image...);
+2. **build** its image (cached: a second run only times the cached start);
+3. **run correctly** = the gold solution resolves *and* an untouched run (the agent declares the
+   task complete at once) does not, both through the real env and verification.
+
+Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
+step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
+``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution``, ``error``. The summary
+prints the counts, the share ok of the tasks that need no unreachable host, build times and the
+median sandbox start from a cached image. ``--json`` writes every task's row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
+    """A host the failure names, or (for a failed gold run) one the task's solution, test script
+    or Dockerfile fetches from that this machine cannot reach (checked by connecting)."""
+    from exploreval.suites.terminal._image import _unreachable_host, unreachable_in
+
+    host = _unreachable_host(text)
+    if host:
+        return host
+    if task_dir is None:
+        return None
+    sources = []
+    for name in ("solution.sh", "solution.yaml", "run-tests.sh", "Dockerfile",
+                 "solution/solve.sh", "tests/test.sh", "environment/Dockerfile"):  # fmt: skip
+        path = task_dir / name
+        if path.is_file():
+            sources.append(path.read_text(errors="replace"))
+    return unreachable_in(sources)
+
+
+async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
+    from exploreval.suites.terminal._agents_basic import GOLD_MARKER
+
+    await env.areset(seed=0)
+    task = env.task
+    if gold:
+        script = task.solution if task.solution.endswith("\n") else task.solution + "\n"
+        keys = f"bash <<'{GOLD_MARKER}'\n{script}{GOLD_MARKER}\n"
+        action = {"commands": [{"keystrokes": keys, "duration": task.agent_timeout_s,
+                                "block": True}], "task_complete": True}  # fmt: skip
+    else:
+        action = {"commands": [], "task_complete": True}
+    _, _, _, _, info = await env.astep(json.dumps(action))
+    verification = info.get("verification") or {}
+    output = ""
+    if gold:  # what the pane showed while the solution ran (for unreachable-host detection)
+        output = env.sandbox.cast() if env.sandbox is not None else ""
+    await env.aclose()
+    return {"resolved": bool(info.get("resolved")), "verification": verification, "pane": output}
+
+
+async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
+    from exploreval.suites.terminal._env import TerminalEnv
+    from exploreval.suites.terminal._errors import TaskFormatError
+    from exploreval.suites.terminal._image import BuildRecipe, ImageBuildError, build_image
+    from exploreval.suites.terminal._tasks import load_task
+
+    row: dict[str, Any] = {"task": task_dir.name}
+    try:
+        task = load_task(task_dir, image="build")
+    except TaskFormatError as exc:
+        row.update(category="refused", reason=str(exc))
+        return row
+    row["notes"] = list(task.dockerfile_notes)
+    if task.image is None:
+        row.update(category="error", reason="loaded without an image")
+        return row
+    recipe = BuildRecipe(**{**task.image.model_dump(), "timeout_s": build_timeout})
+    t0 = time.perf_counter()
+    try:
+        image = await asyncio.to_thread(build_image, recipe)
+    except ImageBuildError as exc:
+        row.update(
+            category="unreachable" if exc.unreachable else "build_failed",
+            reason=str(exc)[-1500:],
+            unreachable=exc.unreachable,
+            build_s=round(time.perf_counter() - t0, 1),
+        )
+        return row
+    except TaskFormatError as exc:
+        row.update(category="refused", reason=str(exc))
+        return row
+    row["build_s"] = round(time.perf_counter() - t0, 1)
+    row["image_built_s"] = image.meta.get("seconds")
+    if not task.solution:
+        row.update(category="no_solution", reason="the task ships no solution.sh/solution.yaml")
+        return row
+    options = {"tasks": str(task_dir), "image": "build", "cast": True}
+    try:
+        untouched = await _episode(TerminalEnv(**options), gold=False)
+        gold = await _episode(TerminalEnv(**options), gold=True)
+    except Exception as exc:  # an env error is a finding of this benchmark, not a crash
+        row.update(category="error", reason=f"{type(exc).__name__}: {exc}",
+                   trace=traceback.format_exc()[-2000:])  # fmt: skip
+        return row
+    row["gold_resolved"] = gold["resolved"]
+    row["untouched_resolved"] = untouched["resolved"]
+    if not gold["resolved"]:
+        verification = gold["verification"]
+        text = gold["pane"] + verification.get("output", "")
+        host = _unreachable(text, task_dir)
+        row.update(
+            category="unreachable" if host else "gold_failed",
+            unreachable=host,
+            reason="; ".join(verification.get("reasons") or [])[:800]
+            or str(verification.get("error")),
+            output=verification.get("output", "")[-1500:],
+        )
+    elif untouched["resolved"]:
+        row.update(category="untouched_passes", reason="the untouched work dir passes the tests")
+    else:
+        row["category"] = "ok"
+    return row
+
+
+async def start_times(task_dir: Path, n: int = 15) -> list[float]:
+    """Seconds to start a sandbox from a cached image (start -> first prompt), n times."""
+    from exploreval.suites.terminal._image import BuildRecipe, build_image
+    from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+    from exploreval.suites.terminal._tasks import load_task
+
+    task = load_task(task_dir, image="build")
+    assert task.image is not None
+    image = build_image(BuildRecipe(**task.image.model_dump()))
+    config = SandboxConfig(image=image.rootfs, workdir=task.container_workdir, env=image.env,
+                           record_cast=False, watch_files=False)  # fmt: skip
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sb = await Sandbox.start(config)
+        times.append(time.perf_counter() - t0)
+        await sb.close()
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tasks", type=Path)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--build-timeout", type=float, default=1200.0)
+    args = parser.parse_args()
+    folders = sorted(p for p in args.tasks.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if args.only:
+        wanted = set(args.only.split(","))
+        folders = [p for p in folders if p.name in wanted]
+    rows: list[dict[str, Any]] = []
+    done: dict[str, dict[str, Any]] = {}
+    if args.json and args.json.exists():  # resume: keep rows already measured
+        for line in args.json.read_text().splitlines():
+            row = json.loads(line)
+            done[row["task"]] = row
+    for folder in folders:
+        if folder.name in done:
+            rows.append(done[folder.name])
+            continue
+        t0 = time.perf_counter()
+        row = asyncio.run(check_task(folder, args.build_timeout))
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        rows.append(row)
+        reason = (row.get("reason") or "").splitlines()[0][:160] if row.get("reason") else ""
+        print(f"{row['task']:45} {row['category']:17} {row['seconds']:7.1f}s {reason}", flush=True)
+        if args.json:
+            with args.json.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+    counts = Counter(r["category"] for r in rows)
+    total = len(rows)
+    reachable = total - counts["unreachable"]
+    print(f"\n{total} tasks: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+    loaded = total - counts["refused"]
+    print(f"loaded {loaded} of {total}; ok {counts['ok']} of {total}")
+    if reachable:
+        print(f"ok among tasks that need no unreachable host: {counts['ok']} of {reachable} "
+              f"({100 * counts['ok'] / reachable:.0f}%)")  # fmt: skip
+    builds = [r["image_built_s"] for r in rows if r.get("image_built_s")]
+    if builds:
+        print(f"image build time (uncached): median {statistics.median(builds):.1f} s, "
+              f"max {max(builds):.1f} s over {len(builds)} images")  # fmt: skip
+    hosts = Counter(r.get("unreachable") for r in rows if r.get("unreachable"))
+    if hosts:
+        print("unreachable hosts: " + ", ".join(f"{h} ({n})" for h, n in hosts.most_common()))
+    ok = [r for r in rows if r["category"] == "ok"]
+    if ok:
+        times = asyncio.run(start_times(args.tasks / ok[0]["task"]))
+        print(f"sandbox start from a cached image ({ok[0]['task']}): median "
+              f"{statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms "
+              f"over {len(times)}")  # fmt: skip
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
