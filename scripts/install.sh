@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # One install command for exploreval: the system packages the terminal suite (bubblewrap, tmux,
-# util-linux's prlimit/nsenter/setpriv, python3-pytest for verification inside the sandbox, which
-# sees only the system Python, and jq, git, make, openssl for the built-in tasks and level-4
-# injection) and the browser tests (Debian's chromium + chromium-driver) need, then the Python
+# util-linux's prlimit/nsenter/setpriv/mount, python3-pytest for verification inside the sandbox,
+# which sees only the system Python, jq, git, make, openssl for the built-in tasks and level-4
+# injection, mmdebstrap to build Terminal-Bench/Harbor task images from their Dockerfiles and
+# slirp4netns for a sandbox network) and the browser tests (Debian's chromium + chromium-driver)
+# need, then the Python
 # package with every optional part CI tests. Idempotent; safe to re-run. Usage: bash scripts/install.sh [pip extras]
 #   EXPLOREVAL_SKIP_APT=1  skip the apt step (no root, or you installed the packages yourself)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-dev,local,ray,embeddings,textworld}"
-packages=(bubblewrap tmux util-linux python3-pytest jq git make openssl chromium chromium-driver)
+packages=(bubblewrap tmux util-linux python3-pytest jq git make openssl mmdebstrap slirp4netns chromium chromium-driver)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -92,8 +92,8 @@ async def test_processes_left_by_the_agent_are_gone_before_the_tests_are_reveale
             sb,
             "mkdir -p /tmp/stolen",
             "nohup setsid sh -c 'while :; do if [ -d /tests ]; then cp -r /tests /tmp/stolen/; "
-            "python3 -c \"import pathlib; pathlib.Path(\\\"/app/region_totals.csv\\\").write_text("
-            "\\\"forged\\\")\"; fi; for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | "
+            'python3 -c "import pathlib; pathlib.Path(\\"/app/region_totals.csv\\").write_text('
+            '\\"forged\\")"; fi; for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | '
             "grep -q pytest && kill -STOP ${p#/proc/} 2>/dev/null; done; sleep 0.01; done' "
             ">/dev/null 2>&1 &",
             "disown -a",
@@ -208,7 +208,9 @@ async def test_files_that_shadow_the_test_tools_keep_an_episode_unresolved(name:
 
 
 # -- in a built image (the real Harbor hello-world task, its python:3.11-slim image) --------------
-HARBOR_HELLO = Path(__file__).parents[2] / "fixtures" / "terminal" / "real" / "harbor" / "hello-world"
+HARBOR_HELLO = (
+    Path(__file__).parents[2] / "fixtures" / "terminal" / "real" / "harbor" / "hello-world"
+)
 
 
 async def _image_sandbox(**extra: object) -> tuple[Sandbox, object, object]:

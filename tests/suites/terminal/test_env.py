@@ -454,7 +454,9 @@ def test_env_checker_passes() -> None:
 
     class FixtureTerminalEnv(TerminalEnv):
         def __init__(self, preset: str | None = None, **options: object) -> None:
-            super().__init__(preset, **{"tasks": str(TINY), "image": "host", "max_steps": 4, **options})
+            super().__init__(
+                preset, **{"tasks": str(TINY), "image": "host", "max_steps": 4, **options}
+            )
 
     register_env("exploreval-test/TerminalFixture-v0", FixtureTerminalEnv, family="terminal")
     check_env("exploreval-test/TerminalFixture-v0", seeds=(0,), n_steps=4)

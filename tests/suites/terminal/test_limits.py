@@ -4,7 +4,6 @@ import asyncio
 import contextlib
 import os
 import time
-from pathlib import Path
 
 import pytest
 

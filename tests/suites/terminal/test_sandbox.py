@@ -264,3 +264,30 @@ def test_kill_9_of_the_parent_leaves_nothing(template: Path) -> None:
         assert not any(scratch.glob("exploreval-scratch-*"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_a_sandbox_outlives_the_thread_that_started_it(template: Path) -> None:
+    """bwrap's --die-with-parent follows the *thread* that forked it (issue 24's pitfall, here for
+    the sandbox): a sandbox started in an event loop on a short-lived thread must stay up after
+    that thread ends, until it is closed."""
+    import threading
+
+    box: dict[str, Sandbox] = {}
+
+    def start() -> None:
+        box["sb"] = asyncio.run(Sandbox.start(SandboxConfig(workdir_template=template)))
+
+    worker = threading.Thread(target=start)
+    worker.start()
+    worker.join()
+    sb = box["sb"]
+
+    async def use() -> str:
+        await asyncio.sleep(0.5)
+        try:
+            assert sb._bwrap_running(), "the sandbox died with the thread that started it"
+            return (await sb.exec(["cat", "hello.txt"])).stdout
+        finally:
+            await sb.close()
+
+    assert asyncio.run(use()).strip() == "hello world"

@@ -156,3 +156,21 @@ async def test_editor_in_the_sandbox(tmp_path: Path) -> None:
         assert "Error" in out
         listing = await ed.run({"command": "view", "path": "/app"})
         assert "/app/x.py" in listing
+
+
+def test_test_named_fixtures_are_not_expected_tests(tmp_path: Path) -> None:
+    """A fixture named ``test_data`` (as Terminal-Bench's chem-property-targeting has) is not a
+    test pytest reports: expecting it failed the gold solution."""
+    from exploreval.suites.terminal._verify import collect_test_ids
+
+    (tmp_path / "test_outputs.py").write_text(
+        "import pytest\n"
+        "@pytest.fixture\ndef test_data():\n    return 1\n"
+        "@pytest.fixture(scope='module')\ndef test_env():\n    return 2\n"
+        "def test_uses(test_data):\n    assert test_data\n"
+        "class TestX:\n    @pytest.fixture\n    def test_f(self): ...\n    def test_m(self): ...\n"
+    )
+    assert collect_test_ids(tmp_path) == [
+        "test_outputs.py::test_uses",
+        "test_outputs.py::TestX::test_m",
+    ]

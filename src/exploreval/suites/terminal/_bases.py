@@ -75,9 +75,11 @@ class Base:
 
     @property
     def key(self) -> str:
-        return f"{self.distro}-{self.release}-{'-'.join(sorted(self.packages))}" + (
-            f"-py{self.python}" if self.python else ""
-        ) + (f"-wd{self.workdir}" if self.workdir else "")
+        return (
+            f"{self.distro}-{self.release}-{'-'.join(sorted(self.packages))}"
+            + (f"-py{self.python}" if self.python else "")
+            + (f"-wd{self.workdir}" if self.workdir else "")
+        )
 
 
 def _strip_ref(image: str) -> tuple[str, str]:
@@ -148,33 +150,37 @@ def map_base(image: str, platform: str | None = None) -> Base:
         packages = _PYTHON_PACKAGES + keyring + wheels + (() if "slim" in variant else _BUILDPACK)
         wanted = re.search(r"(bookworm|bullseye|trixie|buster)", variant)
         differs = wanted and (distro, rel) != ("debian", wanted.group(1))
-        note = f"{image} -> {distro} {rel} (python3 {version})" + (
-            f"; the variant's {wanted.group(1)} is not honoured (no {wanted.group(1)} ships "
-            f"Python {version})"
-            if differs and wanted
-            else ""
-        ) + pinned
+        note = (
+            f"{image} -> {distro} {rel} (python3 {version})"
+            + (
+                f"; the variant's {wanted.group(1)} is not honoured (no {wanted.group(1)} ships "
+                f"Python {version})"
+                if differs and wanted
+                else ""
+            )
+            + pinned
+        )
         return Base(distro, rel, _merge(HARNESS_PACKAGES, packages), python=version,
                     env=dict(_DEFAULT_ENV), note=note)  # fmt: skip
     if name == "debian":
         rel_name = re.sub(r"-slim$", "", tag)
-        release = DEBIAN_RELEASES.get(rel_name)
-        if release is None:
+        debian = DEBIAN_RELEASES.get(rel_name)
+        if debian is None:
             raise BaseRefused(
                 f"FROM {image}: unknown Debian release {tag!r} (known: "
                 f"{', '.join(sorted(set(DEBIAN_RELEASES)))})"
             )
-        return Base("debian", release, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
-                    note=f"{image} -> debian {release}{pinned}")  # fmt: skip
+        return Base("debian", debian, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
+                    note=f"{image} -> debian {debian}{pinned}")  # fmt: skip
     if name == "ubuntu":
-        release = UBUNTU_RELEASES.get(tag)
-        if release is None:
+        ubuntu = UBUNTU_RELEASES.get(tag)
+        if ubuntu is None:
             raise BaseRefused(
                 f"FROM {image}: unknown Ubuntu release {tag!r} (known: "
                 f"{', '.join(sorted(set(UBUNTU_RELEASES)))})"
             )
-        return Base("ubuntu", release, HARNESS_PACKAGES + ("ubuntu-keyring",), env=dict(_DEFAULT_ENV),
-                    note=f"{image} -> ubuntu {release}{pinned}")  # fmt: skip
+        return Base("ubuntu", ubuntu, (*HARNESS_PACKAGES, "ubuntu-keyring"),
+                    env=dict(_DEFAULT_ENV), note=f"{image} -> ubuntu {ubuntu}{pinned}")  # fmt: skip
     if name in ("scratch",):
         raise BaseRefused("FROM scratch: an empty image has no shell for the agent")
     raise BaseRefused(

@@ -178,6 +178,8 @@ def check_task(
     with tempfile.TemporaryDirectory(prefix=f"exploreval-check-{task.id}-") as tmp:
         root = Path(tmp)
         work = root / "app"
+        if task.workdir is None:
+            raise ValueError(f"task {task.id} runs in a built image; check it through the env")
         shutil.copytree(task.workdir, work, symlinks=True)
         for rel, item in (prepare or {}).items():
             data, mode = item if isinstance(item, tuple) else (item, 0o644)

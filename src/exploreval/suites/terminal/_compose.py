@@ -99,7 +99,9 @@ def read_compose(path: Path, task_dir: Path) -> ComposeService:
         args = {str(k): _substitute(str(v)) for k, v in dict(raw_args).items()}
     context = (task_dir / _substitute(context_rel)).resolve()
     if task_dir.resolve() not in (context, *context.parents):
-        raise TaskFormatError(f"{path}:{lines[main]}: build context {context_rel} is outside the task")
+        raise TaskFormatError(
+            f"{path}:{lines[main]}: build context {context_rel} is outside the task"
+        )
     dockerfile = (context / dockerfile_rel).resolve()
     if not dockerfile.is_file():
         raise TaskFormatError(f"{path}:{lines[main]}: no Dockerfile at {dockerfile}")

@@ -221,7 +221,9 @@ def _unquote(text: str) -> str:
     return text
 
 
-_VAR = re.compile(r"\\\$|\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VAR = re.compile(
+    r"\\\$|\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
 
 
 def expand(text: str, variables: dict[str, str]) -> str:
@@ -256,7 +258,9 @@ def split_words(text: str) -> list[str]:
         return text.split()
 
 
-def env_pairs(instruction: Instruction, variables: dict[str, str], path: Path) -> list[tuple[str, str]]:
+def env_pairs(
+    instruction: Instruction, variables: dict[str, str], path: Path
+) -> list[tuple[str, str]]:
     """``ENV a=1 b="x y"`` or the legacy ``ENV a 1 2`` (one variable, the rest its value)."""
     import shlex
 

@@ -89,6 +89,8 @@ _UNREACHABLE = (
     re.compile(r"Temporary failure resolving '([\w.-]+)'"),
     re.compile(r"unable to access 'https?://([\w.-]+)"),
     re.compile(r"Name or service not known.*?([\w-]+\.[\w.-]+)"),
+    re.compile(r"unable to resolve host address [‘'\"]([\w.-]+)"),
+    re.compile(r"Resolving ([\w.-]+) \([\w.-]+\)\.\.\. failed"),
 )
 _BUILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -197,7 +199,11 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
         for ins in stage.instructions:
             if ins.keyword in ("COPY", "ADD") and "from" in ins.flags:
                 source = expand(ins.flags["from"], variables)
-                if source not in aliases and source.isdigit() is False and _known_image(source) is None:
+                if (
+                    source not in aliases
+                    and source.isdigit() is False
+                    and _known_image(source) is None
+                ):
                     raise TaskFormatError(
                         f"{ins.where(recipe.dockerfile)}: {ins.keyword} --from={source}: only "
                         "earlier stages and the uv image (ghcr.io/astral-sh/uv) can be copied "
@@ -212,7 +218,9 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
 
 def _known_image(ref: str) -> str | None:
     """A registry image whose files we can produce from the package index: uv's."""
-    match = re.match(r"^(?:ghcr\.io/astral-sh/uv|astral/uv|docker\.io/astral/uv):(\d+\.\d+\.\d+)", ref)
+    match = re.match(
+        r"^(?:ghcr\.io/astral-sh/uv|astral/uv|docker\.io/astral/uv):(\d+\.\d+\.\d+)", ref
+    )
     return match.group(1) if match else None
 
 
@@ -448,12 +456,23 @@ def _remove_tree(path: Path) -> None:
     subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
 
 
-def ensure_base(base: Base, log: _Log | None = None) -> Path:
-    """The base system's root file system, built once per (release, packages)."""
+def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> Path:
+    """The base system's root file system, built once per (release, packages, test tools).
+
+    ``tools``: Terminal-Bench's test tools are provisioned here, before the task's Dockerfile
+    runs (a task may break the network or DNS of its image on purpose)."""
     root = images_root() / "bases"
     key = hashlib.sha256(
-        json.dumps([BUILDER_VERSION, base.key, _mirror(base), _host_apt_options(),
-                    [p.read_text(errors="replace") for p in host_cas()]]).encode()
+        json.dumps(
+            [
+                BUILDER_VERSION,
+                base.key,
+                _mirror(base),
+                _host_apt_options(),
+                [p.read_text(errors="replace") for p in host_cas()],
+                [UV_VERSION, PYTEST_VERSION] if tools else None,
+            ]
+        ).encode()
     ).hexdigest()[:16]
     target = root / f"{base.distro}-{base.release}-{key}"
     if (target / ".complete").is_file():
@@ -484,6 +503,8 @@ def ensure_base(base: Base, log: _Log | None = None) -> Path:
                 unreachable=_unreachable_host(done.stdout + done.stderr),
             )
         _base_conventions(target / "rootfs", base)
+        if tools:
+            provision_test_tools(target / "rootfs", target, log)
         (target / ".complete").write_text(base.note + "\n")
         return target / "rootfs"
     finally:
@@ -719,7 +740,8 @@ class _Builder:
         final: _StageState | None = None
         for index, (stage, base) in enumerate(zip(self.df.stages, self.bases, strict=True)):
             self.log.write(f"# stage {index} FROM {stage.base} ({base.note})\n")
-            base_root = ensure_base(base, self.log)
+            last = index == len(self.df.stages) - 1
+            base_root = ensure_base(base, self.log, tools=last and self.recipe.terminal_bench_tools)
             rootfs = self.work / ("rootfs" if index == len(self.df.stages) - 1 else f"stage{index}")
             self.log.write(f"$ cp -a {base_root} {rootfs}\n")
             subprocess.run(["cp", "-a", "--reflink=auto", str(base_root), str(rootfs)], check=True)
@@ -735,7 +757,10 @@ class _Builder:
             final = state
         assert final is not None
         if self.recipe.terminal_bench_tools:
-            self._terminal_bench_tools(final)
+            self.notes.append(
+                f"test tools provisioned before the Dockerfile ran: uv {UV_VERSION} at "
+                f"/root/.local/bin, pytest {PYTEST_VERSION} in the uv cache {UV_CACHE}"
+            )
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
                 _remove_tree(state.rootfs)
@@ -853,11 +878,15 @@ class _Builder:
                 words = [expand(w, variables) for w in split_words(ins.args)]
             if ins.heredocs:
                 marks = {f"<<{'-' if d.strip_tabs else ''}{d.name}" for d in ins.heredocs}
-                marks |= {f"<<-{d.name}" for d in ins.heredocs} | {f'<<"{d.name}"' for d in ins.heredocs}
+                marks |= {f"<<-{d.name}" for d in ins.heredocs} | {
+                    f'<<"{d.name}"' for d in ins.heredocs
+                }
                 marks |= {f"<<'{d.name}'" for d in ins.heredocs}
                 dest_words = [w for w in words if w not in marks]
                 if len(dest_words) != 1:
-                    raise TaskFormatError(f"{where}: {ins.keyword} with heredocs needs one destination")
+                    raise TaskFormatError(
+                        f"{where}: {ins.keyword} with heredocs needs one destination"
+                    )
                 dest = dest_words[0]
                 sources: list[Path] = []
                 for doc in ins.heredocs:
@@ -889,7 +918,12 @@ class _Builder:
                               self._context_sources(src, ins)]  # fmt: skip
             if not items:
                 raise TaskFormatError(f"{where}: {ins.keyword} source(s) {srcs} match nothing")
-            single = len(items) == 1 and not items[0][0].is_dir() and not items[0][1] and not dest.endswith("/")
+            single = (
+                len(items) == 1
+                and not items[0][0].is_dir()
+                and not items[0][1]
+                and not dest.endswith("/")
+            )
             self._install(state, ins, items, dest, single_file=single)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -1018,33 +1052,32 @@ class _Builder:
         self._sandbox(state.rootfs, ["/bin/sh", "-c", "\n".join(lines)], env=self._env(state),
                       binds=binds, network=False, what=f"{self._where(ins)}: {ins.keyword}")  # fmt: skip
 
-    # -- Terminal-Bench's test tools ----------------------------------------------------------------
-    def _terminal_bench_tools(self, state: _StageState) -> None:
-        uv = fetch_uv()
-        script = "\n".join([
-            "set -e",
-            "mkdir -p /root/.local/bin",
-            "cp /.exploreval-uv/uv /.exploreval-uv/uvx /root/.local/bin/",
-            "cat > /root/.local/bin/env <<'EOF'",
-            "#!/bin/sh",
-            "# uv's installer puts this here: it adds uv to PATH",
-            'case ":${PATH}:" in *:"$HOME/.local/bin":*) ;; *) export PATH="$HOME/.local/bin:$PATH" ;; esac',
-            'case ":${PATH}:" in *:"/root/.local/bin":*) ;; *) export PATH="/root/.local/bin:$PATH" ;; esac',
-            "EOF",
-            f"mkdir -p {UV_CACHE}",
-            "work=$(mktemp -d) && cd $work",
-            f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv init --quiet --no-workspace . >/dev/null",
-            f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv add --quiet pytest=={PYTEST_VERSION}",
-            "cd / && rm -rf $work",
-            f"chmod -R a+rX {UV_CACHE}",
-        ])  # fmt: skip
-        self._sandbox(state.rootfs, ["/bin/sh", "-c", script], env=self._env(state),
-                      binds=[(uv, "/.exploreval-uv")],
-                      what="provisioning the test tools (uv, pytest)")  # fmt: skip
-        self.notes.append(
-            f"test tools provisioned: uv {UV_VERSION} at /root/.local/bin, pytest {PYTEST_VERSION} "
-            f"in the uv cache {UV_CACHE}"
-        )
+
+def provision_test_tools(rootfs: Path, scratch: Path, log: _Log | None) -> None:
+    """Terminal-Bench's test tools: uv where Astral's installer puts it (with its ``env`` file)
+    and a uv cache holding pytest, so its setup-uv-pytest.sh works without downloading uv."""
+    uv = fetch_uv()
+    script = "\n".join([
+        "set -e",
+        "mkdir -p /root/.local/bin",
+        "cp /.exploreval-uv/uv /.exploreval-uv/uvx /root/.local/bin/",
+        "cat > /root/.local/bin/env <<'EOF'",
+        "#!/bin/sh",
+        "# uv's installer puts this here: it adds uv to PATH",
+        'case ":${PATH}:" in *:"$HOME/.local/bin":*) ;; *) export PATH="$HOME/.local/bin:$PATH" ;; esac',
+        'case ":${PATH}:" in *:"/root/.local/bin":*) ;; *) export PATH="/root/.local/bin:$PATH" ;; esac',
+        "EOF",
+        f"mkdir -p {UV_CACHE}",
+        "work=$(mktemp -d) && cd $work",
+        f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv init --quiet --no-workspace . >/dev/null",
+        f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv add --quiet pytest=={PYTEST_VERSION}",
+        "cd / && rm -rf $work",
+        f"chmod -R a+rX {UV_CACHE}",
+    ])  # fmt: skip
+    env = {"PATH": _BUILD_PATH, "HOME": "/root", **trust_env()}
+    run_in_root(rootfs, ["/bin/sh", "-c", script], env=env, binds=[(uv, "/.exploreval-uv")],
+                network=True, what="provisioning the test tools (uv, pytest)", log=log,
+                scratch=scratch, timeout=900)  # fmt: skip
 
 
 def run_in_root(

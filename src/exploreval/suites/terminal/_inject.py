@@ -235,7 +235,7 @@ def inject(
         )
     if task.source_dir is not None and _is_within(workdir, task.source_dir):
         raise ValueError(f"refusing to inject into the task source {task.source_dir}")
-    if _is_within(workdir, task.workdir):
+    if task.workdir is not None and _is_within(workdir, task.workdir):
         raise ValueError(
             f"refusing to inject into the work-dir template {task.workdir}; copy it first"
         )

@@ -39,6 +39,8 @@ def simulate(
     """Run ``agent`` on ``task`` with the injection (level, variant); verify with the tests."""
     with tempfile.TemporaryDirectory(prefix="exploreval-sim-") as tmp:
         work = Path(tmp) / "app"
+        if task.workdir is None:
+            raise ValueError(f"task {task.id} runs in a built image; simulate it through the env")
         shutil.copytree(task.workdir, work, symlinks=True)
         manifest = inject(task, level, variant, work)
         ctx = EpisodeContext(

@@ -298,8 +298,16 @@ class _SlirpNet:
         ready_r, ready_w = os.pipe()
         try:
             self.proc = spawn_tied(
-                ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
-                 "--ready-fd", str(ready_w), str(pid), "tap0"],  # fmt: skip
+                [
+                    "slirp4netns",
+                    "--configure",
+                    "--mtu=65520",
+                    "--disable-host-loopback",
+                    "--ready-fd",
+                    str(ready_w),
+                    str(pid),
+                    "tap0",
+                ],  # fmt: skip
                 pass_fds=(ready_w,),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -485,7 +493,10 @@ class Sandbox:
             self.host_logs = disk.owned_dir(disk.disk / "logs")
             disk.owned_dir(self.host_logs / "verifier")
             disk.owned_dir(self.host_logs / "agent")
-        for text, target in ((_tmux_conf(self.config), _TMUX_CONF), (_BASHRC.encode(), _BASHRC_PATH)):
+        for text, target in (
+            (_tmux_conf(self.config), _TMUX_CONF),
+            (_BASHRC.encode(), _BASHRC_PATH),
+        ):
             path = self._host(target)
             path.write_bytes(text)
             os.chown(path, uid, uid)
@@ -519,8 +530,13 @@ class Sandbox:
                 argv += ["--bind", str(self.host_logs), "/logs"]
             block_w = -1
             if self.config.network:
-                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)),
-                         "/etc/resolv.conf"]
+                argv += [
+                    "--perms",
+                    "0644",
+                    "--ro-bind-data",
+                    str(_data_fd(_SlirpNet.RESOLV, fds)),
+                    "/etc/resolv.conf",
+                ]
                 block_r, block_w = os.pipe()
                 fds += [block_r, block_w]
                 argv += ["--block-fd", str(block_r)]
@@ -1085,8 +1101,13 @@ class Sandbox:
             argv += ["--remount-ro", "/opt/exploreval"]
             block_w = -1
             if network:
-                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(_SlirpNet.RESOLV, fds)),
-                         "/etc/resolv.conf"]
+                argv += [
+                    "--perms",
+                    "0644",
+                    "--ro-bind-data",
+                    str(_data_fd(_SlirpNet.RESOLV, fds)),
+                    "/etc/resolv.conf",
+                ]
                 block_r, block_w = os.pipe()
                 fds += [block_r]
                 argv += ["--block-fd", str(block_r)]
@@ -1185,7 +1206,7 @@ class Sandbox:
             shutil.copytree(tests, target, symlinks=True)
         else:
             target.mkdir()
-        for dirpath, dirnames, filenames in os.walk(target):
+        for dirpath, _dirs, filenames in os.walk(target):
             os.chmod(dirpath, 0o755)
             for name in filenames:
                 path = os.path.join(dirpath, name)
@@ -1234,7 +1255,9 @@ class Sandbox:
     def _cast_tick(self) -> None:
         if self.host_ctl is None:
             return
-        data = read_plain_file(self.host_ctl, "pane.raw", limit=16_000_000, offset=self._cast_offset)
+        data = read_plain_file(
+            self.host_ctl, "pane.raw", limit=16_000_000, offset=self._cast_offset
+        )
         if data:
             self._cast_offset += len(data)
             text = self._cast_decoder.decode(data)

@@ -90,16 +90,21 @@ def workdir_shadows(workdir: Path, pristine: Path | None) -> list[str]:
             break
         for name in names:
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if pristine is not None and os.path.lexists(pristine / rel):
-                if name not in WORKDIR_CONFIG or _same_file(Path(dirpath) / name, pristine / rel):
-                    continue  # the task's own file (test configuration: only if unchanged)
+            if (
+                pristine is not None
+                and os.path.lexists(pristine / rel)
+                and (name not in WORKDIR_CONFIG or _same_file(Path(dirpath) / name, pristine / rel))
+            ):
+                continue  # the task's own file (test configuration: only if unchanged)
             at_top = rel_dir == "."
-            if at_top and name in WORKDIR_SHADOWS:
-                found.append(rel)
-            elif name == "conftest.py" or (at_top and name == "pytest.ini"):
-                found.append(rel)
-            elif at_top and name.endswith(".dist-info") and _declares_pytest_plugin(
-                Path(dirpath) / name
+            if (
+                at_top
+                and name in WORKDIR_SHADOWS
+                or name == "conftest.py"
+                or (at_top and name == "pytest.ini")
+                or at_top
+                and name.endswith(".dist-info")
+                and _declares_pytest_plugin(Path(dirpath) / name)
             ):
                 found.append(rel)
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
@@ -187,13 +192,10 @@ def toolchain_shadows(sandbox: Sandbox, template: Path | None = None) -> list[st
         upper_work = upper / rel
         if upper_work.is_dir():
             found += [
-                f"{sandbox.config.workdir}/{p}"
-                for p in workdir_shadows(upper_work, lower / rel)
+                f"{sandbox.config.workdir}/{p}" for p in workdir_shadows(upper_work, lower / rel)
             ]
         found += upper_startup_hooks(upper)
         found += upper_toolchain_changes(upper)
     else:
-        found += [
-            f"{sandbox.config.workdir}/{p}" for p in workdir_shadows(workdir, template)
-        ]
+        found += [f"{sandbox.config.workdir}/{p}" for p in workdir_shadows(workdir, template)]
     return sorted(set(found))

@@ -9,6 +9,7 @@ never written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -342,10 +343,8 @@ def _tb1_tests(path: Path) -> Path:
             shutil.copy2(script, tests / "run-tests.sh")
         (tests / "setup-uv-pytest.sh").write_text(SETUP_UV_PYTEST)
         (tests / "run-uv-pytest.sh").write_text(RUN_UV_PYTEST)
-        try:
+        with contextlib.suppress(OSError):  # built concurrently: keep theirs
             os.rename(tests, target)
-        except OSError:  # built concurrently
-            pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
@@ -429,7 +428,7 @@ def _harbor_image_task(
         raise TaskFormatError(f"{path}: Harbor task without tests/test.sh")
     if str(verifier.get("mode", "shared")) == "separate":
         raise TaskFormatError(
-            f"{meta_path}: [verifier] mode = \"separate\" (tests in their own image) is not "
+            f'{meta_path}: [verifier] mode = "separate" (tests in their own image) is not '
             "supported: exploreval verifies in a fresh sandbox over the task's own image"
         )
     recipe = ImageRecipe(

@@ -172,19 +172,33 @@ def collect_test_ids(tests_dir: Path | None) -> list[str]:
             continue  # reported by pytest as a collection error; nothing to expect by name
         rel = path.relative_to(tests_dir).as_posix()
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
-                "test"
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name.startswith("test")
+                and not _is_fixture(node)
             ):
                 ids.append(f"{rel}::{node.name}")
             elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 if any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body):
                     continue  # pytest does not collect classes with __init__
                 for item in node.body:
-                    if isinstance(
-                        item, ast.FunctionDef | ast.AsyncFunctionDef
-                    ) and item.name.startswith("test"):
+                    if (
+                        isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and item.name.startswith("test")
+                        and not _is_fixture(item)
+                    ):
                         ids.append(f"{rel}::{node.name}::{item.name}")
     return ids
+
+
+def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@pytest.fixture`` (or ``@fixture(...)``): a ``test*`` name that pytest does not run."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("fixture", "yield_fixture"):
+            return True
+    return False
 
 
 def _matches(expected: str, reported: str) -> bool:
@@ -264,7 +278,9 @@ def verification_env(task_env: dict[str, str] | None, *, host_system: bool) -> d
     return env
 
 
-def verification_tools_env(task_env: dict[str, str], *, tools: bool, network: bool) -> dict[str, str]:
+def verification_tools_env(
+    task_env: dict[str, str], *, tools: bool, network: bool
+) -> dict[str, str]:
     """An image's test environment: its own ENV (``PATH`` included: where its Python and tools
     live) and, for Terminal-Bench tasks, the provisioned uv on ``PATH``, its pristine cache and
     a fresh venv location (``UV_PROJECT_ENVIRONMENT``: a ``.venv`` the agent left in the work dir
