@@ -8,7 +8,8 @@ For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's 
    line and reason (an extra compose service, an unmapped base image...);
 2. **build** its image (cached: a second run only times the cached start);
 3. **run correctly** = the gold solution resolves *and* an untouched run (the agent declares the
-   task complete at once) does not, both through the real env and verification.
+   task complete at once) does not, both through the real env and verification, with a network
+   in the agent's sandbox as Terminal-Bench gives one (env option ``network=true``).
 
 Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
@@ -42,8 +43,10 @@ def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     if task_dir is None:
         return None
     sources = []
-    for name in ("solution.sh", "solution.yaml", "run-tests.sh", "Dockerfile",
-                 "solution/solve.sh", "tests/test.sh", "environment/Dockerfile"):  # fmt: skip
+    names = ["solution.sh", "solution.yaml", "run-tests.sh", "Dockerfile", "solution/solve.sh",
+             "tests/test.sh", "environment/Dockerfile"]  # fmt: skip
+    names += [str(p.relative_to(task_dir)) for p in sorted(task_dir.glob("tests/*.py"))]
+    for name in names:
         path = task_dir / name
         if path.is_file():
             sources.append(path.read_text(errors="replace"))
@@ -107,7 +110,8 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
     if not task.solution:
         row.update(category="no_solution", reason="the task ships no solution.sh/solution.yaml")
         return row
-    options = {"tasks": str(task_dir), "image": "build", "cast": True}
+    # Terminal-Bench's containers have a network, and many solutions install what they use.
+    options = {"tasks": str(task_dir), "image": "build", "cast": True, "network": True}
     try:
         untouched = await _episode(TerminalEnv(**options), gold=False)
         gold = await _episode(TerminalEnv(**options), gold=True)

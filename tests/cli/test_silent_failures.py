@@ -199,7 +199,8 @@ def test_a_run_where_every_episode_errored_exits_non_zero(tmp_path: Path) -> Non
     assert [r["status"] for r in records] == ["error", "error"]
     assert all("the engine crashed at reset" in r["error"] for r in records)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted" and manifest["episodes_done"] == 0
+    assert manifest["status"] == "failed" and manifest["episodes_done"] == 0
+    assert "the engine crashed at reset" in manifest["error"]  # the first error, with its episode
 
 
 def test_runs_names_an_unreadable_manifest_and_survives_markup_in_paths(tmp_path: Path) -> None:

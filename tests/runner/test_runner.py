@@ -165,7 +165,7 @@ def test_agent_exception_is_recorded_and_rerun_on_resume(tmp_path: Path) -> None
     first = run_experiment(
         spec, str(tmp_path / "r"), client_factory=lambda s: ScriptedModel(reply_fn=flaky)
     )
-    assert first.errored == 1 and first.status == "interrupted"
+    assert first.errored == 1 and first.status == "failed"  # its only episode errored
     (failed,) = list(RunDir(tmp_path / "r").iter_records())
     assert failed.status == "error" and "harness exploded" in (failed.error or "")
     second = run_experiment(

@@ -13,6 +13,13 @@ if TYPE_CHECKING:
         EpisodeContext,
         ScriptedAgent,
     )
+    from exploreval.agents._grammar import (
+        gbnf_choice,
+        gbnf_free_text,
+        gbnf_grammar,
+        gbnf_literal,
+        json_enum_object,
+    )
     from exploreval.agents._harness import (
         Harness,
         HistoryPolicy,
@@ -38,6 +45,11 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "gbnf_choice": "._grammar",
+    "gbnf_free_text": "._grammar",
+    "gbnf_grammar": "._grammar",
+    "gbnf_literal": "._grammar",
+    "json_enum_object": "._grammar",
     "AGENT_REGISTRY": "._registry",
     "Agent": "._base",
     "AgentEntry": "._registry",
@@ -64,6 +76,11 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "gbnf_choice",
+    "gbnf_free_text",
+    "gbnf_grammar",
+    "gbnf_literal",
+    "json_enum_object",
     "AGENT_REGISTRY",
     "Agent",
     "AgentEntry",

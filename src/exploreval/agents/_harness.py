@@ -10,6 +10,7 @@ from typing import Any
 from exploreval.agents._base import EpisodeContext
 from exploreval.agents._retrieval import BM25Index
 from exploreval.core import Message
+from exploreval.models import Constraint
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,11 @@ class Harness(abc.ABC):
     def summary(self) -> str:
         """Structured summary of the past (for ``history=summary``)."""
         return ""
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """The shape of a valid reply this turn, for constrained decoding (``--constrain``):
+        a GBNF grammar and/or a JSON schema that :meth:`parse` accepts. None: unconstrained."""
+        return None
 
     @abc.abstractmethod
     def parse(self, text: str) -> ParsedAction:

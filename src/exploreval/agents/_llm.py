@@ -21,10 +21,13 @@ class LLMAgent(Agent):
         harness: Harness,
         params: SamplingParams | None = None,
         name: str | None = None,
+        constrain: bool = False,
     ) -> None:
         self.client = client
         self.harness = harness
         self.params = params or SamplingParams()
+        #: Ask the harness for the shape of a valid reply and send it with each request.
+        self.constrain = constrain
         self.name = name or f"{client.model}+{harness.name}"
         self._repeat = 0
         self._scope = ""
@@ -36,6 +39,7 @@ class LLMAgent(Agent):
             "client": self.client.config(),
             "harness": self.harness.config(),
             "params": self.params.model_dump(exclude_none=True),
+            **({"constrain": True} if self.constrain else {}),
         }
 
     async def reset(self, ctx: EpisodeContext, observation: str) -> None:
@@ -50,8 +54,17 @@ class LLMAgent(Agent):
         # The call's index in the episode: an identical prompt sent again is a fresh sample,
         # and a resumed episode makes the same calls in the same order, so it replays.
         sample, self._calls = self._calls, self._calls + 1
+        params = self.params
+        constrained: dict[str, Any] = {}
+        if self.constrain:
+            constraint = self.harness.constraint(observation, info)
+            if constraint is not None:
+                params = params.model_copy(update={"constraint": constraint})
+                wire = getattr(self.client, "constraint_wire", None)
+                constrained = {"constraint": constraint.name,
+                               "constraint_wire": wire(constraint) if wire else "client"}  # fmt: skip
         completion = await self.client.complete(
-            messages, self.params, repeat=self._repeat, sample=sample, scope=self._scope
+            messages, params, repeat=self._repeat, sample=sample, scope=self._scope
         )
         parsed = self.harness.parse(completion.text)
         self.harness.record(observation, info, completion.text, parsed.action)
@@ -70,6 +83,7 @@ class LLMAgent(Agent):
             cached=completion.cached,
             agent_info={
                 **parsed.info,
+                **constrained,
                 **({"retry_log": completion.retry_log} if completion.retry_log else {}),
             },
         )

@@ -367,6 +367,7 @@ _LLM_REQUEST_FLAGS = (
     "reasoning_effort",
     "request_timeout",
     "max_retries",
+    "constrain",
 )
 #: Flags that only describe a run from scratch; with --config they would be silently ignored.
 _NOT_WITH_CONFIG = (
@@ -585,6 +586,15 @@ def run_cmd(
         int | None, typer.Option(help="Seed passed to the model endpoint")
     ] = None,
     reasoning_effort: Annotated[str | None, typer.Option()] = None,
+    constrain: Annotated[
+        str | None,
+        typer.Option(
+            help="Constrained decoding: off | auto | grammar | json_schema. The harness's grammar "
+            "or JSON schema of a valid reply goes with each request (auto: a GBNF grammar to "
+            "the embedded model, a JSON schema elsewhere). Default off: an invalid action is "
+            "itself a diagnostic."
+        ),
+    ] = None,
     request_timeout: Annotated[
         float | None, typer.Option(help="Per-request timeout, seconds (default 120)")
     ] = None,
@@ -679,6 +689,7 @@ def run_cmd(
                 "timeout_s": request_timeout,
                 "max_retries": max_retries,
                 "max_concurrency": max_connections,
+                "constrain": constrain,
             },
             prices,
             env_option,
@@ -715,10 +726,14 @@ def _stored_spec(out_dir: Path) -> Any:
 
 def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
     """Print the outcome, write the report; a run whose every episode errored exits 1."""
+    colour = {"finished": "green", "partial": "yellow", "failed": "red"}.get(
+        summary.status, "yellow"
+    )
     console.print(
-        f"[green]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} resumed "
-        f"from the log, {summary.errored} errored"
-        + (f" ({escape(summary.error)})" if summary.error else "")
+        f"[{colour}]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} "
+        f"resumed from the log, {summary.errored} errored"
+        + (f" ({escape(summary.error)})" if summary.error else ""),
+        soft_wrap=True,
     )
     if report:
         from exploreval.analysis import build_report
@@ -732,9 +747,12 @@ def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
         problem = refresh_index(out_dir)
         if problem:
             console.print(f"[yellow]warning[/]: {escape(problem)}")
-    if summary.errored and summary.completed == 0 and summary.skipped == 0:
+    if summary.status in ("partial", "failed"):
         console.print(
-            f"[red]every episode errored[/]: see {escape(str(out_dir / 'episodes.jsonl'))}"
+            f"[red]episodes errored[/]: their records and tracebacks are in "
+            f"{escape(str(out_dir / 'episodes.jsonl'))}; `exploreval view {escape(str(out_dir))}` "
+            "shows them",
+            soft_wrap=True,
         )
         raise typer.Exit(1)
 

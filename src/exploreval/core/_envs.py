@@ -32,6 +32,8 @@ class EnvSpec:
     default_preset: str | None = None
     nondeterministic: bool = False
     suite: str = ""
+    #: Optional extras the env needs (``core._extras``), checked before a run starts.
+    extras: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -72,6 +74,7 @@ def register_env(
     presets: tuple[str, ...] | list[str] | None = None,
     default_preset: str | None = None,
     nondeterministic: bool | None = None,
+    extras: tuple[str, ...] = (),
 ) -> EnvSpec:
     """Register an env class (or a ``"module:Class"`` string) under a versioned id.
 
@@ -96,6 +99,7 @@ def register_env(
         default_preset=default_preset,
         nondeterministic=bool(nondeterministic),
         suite=current_plugin(),
+        extras=tuple(extras),
     )
     ENV_REGISTRY.register(env_id, spec, replace=True)
     from exploreval.core._gym import register_gymnasium_env

@@ -9,6 +9,7 @@ from exploreval.core._lazy import lazy_exports
 if TYPE_CHECKING:
     from exploreval.models._base import (
         Completion,
+        Constraint,
         ModelClient,
         SamplingParams,
         ScriptedModel,
@@ -59,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "release_local": "._session",
     "CACHE_FORMAT": "._cache",
     "Completion": "._base",
+    "Constraint": "._base",
     "DEFAULT_PRICES": "._pricing",
     "LOCAL_MODELS": "._local",
     "LOCAL_SERVERS": "._local",
@@ -94,6 +96,7 @@ __all__ = [
     "release_local",
     "CACHE_FORMAT",
     "Completion",
+    "Constraint",
     "DEFAULT_PRICES",
     "LOCAL_MODELS",
     "LOCAL_SERVERS",

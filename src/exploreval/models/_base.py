@@ -15,6 +15,23 @@ from exploreval.core import Message, Usage
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
+class Constraint(BaseModel):
+    """What the model's reply must look like, for constrained decoding (``--constrain``).
+
+    A harness offers it for the current turn when its action space is finite or has a schema:
+    a GBNF ``grammar`` (llama.cpp's own format: bandit arms, grid moves, admissible commands
+    with free reasoning before them) and/or a ``json_schema`` (the quiz's answer object, a
+    terminal keystroke object). The client sends what its endpoint understands (docs/models.md,
+    "Constrained decoding")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: A short name for records ("bandit answer", "grid move"...).
+    name: str
+    grammar: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
 class SamplingParams(BaseModel):
     """Sampling settings passed through to the endpoint (``None`` = server default).
 
@@ -29,6 +46,9 @@ class SamplingParams(BaseModel):
     seed: int | None = None
     reasoning_effort: str | None = None
     stop: list[str] | None = None
+    #: Set per call by an agent that constrains decoding (never from a config file): part of the
+    #: cache key, sent as the endpoint understands it, never as a sampling field.
+    constraint: Constraint | None = None
 
     @field_validator("reasoning_effort")
     @classmethod

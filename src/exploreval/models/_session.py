@@ -29,6 +29,7 @@ def open_model_client(
     timeout_s: float = 120.0,
     max_retries: int = 6,
     prices: dict[str, ModelPrice] | None = None,
+    constrain_wire: str = "auto",
 ) -> ModelClient:
     """The real client: the openai SDK against ``base_url`` with an optional SQLite cache."""
     from exploreval.models._cache import ResponseCache
@@ -50,6 +51,7 @@ def open_model_client(
         max_retries=max_retries,
         prices=default_price_table(prices),
         server_death=_local_server_death(model) if local else None,
+        constrain_wire=constrain_wire,
     )
 
 

@@ -32,7 +32,8 @@ def build_agent(spec: AgentSpec, family: str, client: ModelClient | None) -> Age
         params = params.model_copy(
             update={k: v for k, v in overrides.items() if getattr(params, k) is None}
         )
-    return LLMAgent(client, harness, params, name=spec.display_name)
+    return LLMAgent(client, harness, params, name=spec.display_name,
+                    constrain=spec.constrain != "off")  # fmt: skip
 
 
 def check_api_keys(spec: ExperimentSpec) -> None:
@@ -130,7 +131,7 @@ class ClientPool:
     def client_for(self, spec: AgentSpec) -> ModelClient | None:
         if spec.kind != "llm":
             return None
-        key = f"{spec.model}|{spec.base_url}|{spec.api_key_env}"
+        key = f"{spec.model}|{spec.base_url}|{spec.api_key_env}|{spec.constrain}"
         if key not in self._clients:
             if self.factory is not None:
                 self._clients[key] = self.factory(spec)
@@ -155,4 +156,5 @@ def open_client(
         timeout_s=spec.timeout_s,
         max_retries=spec.max_retries,
         prices=prices,
+        constrain_wire=spec.constrain if spec.constrain in ("grammar", "json_schema") else "auto",
     )

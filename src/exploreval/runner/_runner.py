@@ -34,8 +34,14 @@ from exploreval.core import (
 from exploreval.models import ModelError
 from exploreval.runner._build import ClientFactory, ClientPool, build_agent, check_api_keys
 from exploreval.runner._episode import EpisodeSpec, run_episode
-from exploreval.runner._errors import ConfigMismatchError, RunFailedError, RunInterruptedError
+from exploreval.runner._errors import (
+    ConfigMismatchError,
+    RunFailedError,
+    RunInterruptedError,
+    SpecError,
+)
 from exploreval.runner._plan import check_buildable, pending_episodes, plan_episodes
+from exploreval.runner._requirements import missing_requirements
 from exploreval.runner._spec import AgentSpec, ExperimentSpec
 from exploreval.store import RunDir, RunManifest, StoreError
 
@@ -184,19 +190,6 @@ async def play(
             await _close_env(env)
 
 
-def _preflight(pending: list[EpisodeSpec]) -> str | None:
-    """Problems an env reports before any episode (``TextEnv.preflight``), as one message."""
-    problems: list[str] = []
-    for env_id in sorted({e.env_id for e in pending}):
-        options = next(e.env_options for e in pending if e.env_id == env_id)
-        for problem in env_spec(env_id).load().preflight(dict(options)):
-            if problem not in problems:
-                problems.append(problem)
-    if not problems:
-        return None
-    return "environment requirements not met:\n- " + "\n- ".join(problems)
-
-
 async def _close_env(env: TextEnv) -> None:
     """Close an env whatever happened; a close that fails or hangs must not hang the run."""
     with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -232,6 +225,8 @@ class Runner:
         self._finished = False
         self._appends: set[asyncio.Future[None]] = set()
         self._stop_reason: str | None = None
+        #: The first episode that errored in this invocation: (episode id, error message).
+        self._first_error: tuple[str, str] | None = None
 
     # -- preparation ------------------------------------------------------------------
     def prepare(self) -> RunManifest:
@@ -241,6 +236,10 @@ class Runner:
         check_buildable(self.spec)
         if self.client_factory is None:
             check_api_keys(self.spec)
+        # Before the run directory exists: what is missing is refused with nothing written.
+        problems = missing_requirements(self.spec, self.plan, models=self.client_factory is None)
+        if problems:
+            raise SpecError("this run cannot start; missing:\n- " + "\n- ".join(problems))
         config_hash = self.spec.config_hash()
         self.run.ensure()
         self.run.lock()
@@ -352,11 +351,9 @@ class Runner:
         skipped = len(self.plan) - len(self.pending)
         completed = errored = 0
         budget_note: str | None = None
-        fatal: str | None = _preflight(self.pending)  # e.g. a system tool missing: no episode
+        fatal: str | None = None
         try:
-            if fatal is not None:
-                pass
-            elif self.spec.executor == "ray":
+            if self.spec.executor == "ray":
                 from exploreval.runner._ray import execute_ray
 
                 async for record in execute_ray(self):
@@ -387,8 +384,28 @@ class Runner:
                 "fix the problem and re-run the same command to resume."
             )
         done = self.run.completed_ids() & {e.episode_id for e in self.plan}
-        status = "finished" if len(done) == len(self.plan) else "interrupted"
-        self._finish(status, budget_note)
+        note = budget_note
+        if len(done) == len(self.plan):
+            status = "finished"
+        elif budget_note is not None:
+            status = "interrupted"
+        elif self._first_error is not None:
+            # The plan ran, and episodes errored (an env or agent exception, a malformed reply
+            # after every retry...): "partial" when some succeeded, "failed" when none did.
+            episode, message = self._first_error
+            failed = len(self.plan) - len(done)
+            first = f"first: episode {episode}: {message.strip().splitlines()[0][:300]}"
+            if done:
+                status = "partial"
+                note = (
+                    f"{failed} of {len(self.plan)} episodes errored ({first}); re-run to retry them"
+                )
+            else:
+                status = "failed"
+                note = f"every episode errored ({first})"
+        else:
+            status = "interrupted"
+        self._finish(status, note)
         return RunSummary(
             run_dir=str(self.run.path),
             planned=len(self.plan),
@@ -397,7 +414,7 @@ class Runner:
             errored=errored,
             status=status,
             stopped_by_budget=budget_note is not None,
-            error=budget_note,
+            error=note,
         )
 
     async def _store(self, record: EpisodeRecord) -> None:
@@ -409,6 +426,8 @@ class Runner:
         append.add_done_callback(self._appends.discard)
         await asyncio.shield(append)
         self.totals.add(record)
+        if record.status != "ok" and self._first_error is None:
+            self._first_error = (record.episode_id, record.error or record.status)
         if record.status == "ok":
             self._done.add(record.episode_id)
         if time.monotonic() - self._manifest_written >= MANIFEST_PROGRESS_INTERVAL_S:

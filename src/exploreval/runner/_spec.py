@@ -148,6 +148,12 @@ class AgentSpec(BaseModel):
     harness_options: dict[str, Any] = Field(default_factory=dict)
     history: str = "full"
     sampling: SamplingParams = Field(default_factory=SamplingParams)
+    constrain: Literal["off", "auto", "grammar", "json_schema"] = Field(
+        default="off",
+        description="Constrained decoding: the harness's grammar or JSON schema of a valid reply "
+        "is sent with each request (auto: a grammar to the embedded model, a JSON schema "
+        "elsewhere). Off by default: an invalid action is itself a diagnostic.",
+    )
     max_concurrency: int = Field(default=8, ge=1, description="Requests in flight to this model")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds")
     max_retries: int = Field(
@@ -161,6 +167,10 @@ class AgentSpec(BaseModel):
 
     @model_validator(mode="after")
     def _check_kind(self) -> AgentSpec:
+        if self.sampling.constraint is not None:
+            raise ValueError(
+                "sampling.constraint is set per call by the harness; use constrain: auto"
+            )
         if self.kind == "scripted" and not self.agent:
             raise ValueError("a scripted agent needs 'agent' (e.g. agent: frontier)")
         if self.kind == "llm" and not self.model:
@@ -203,6 +213,8 @@ class AgentSpec(BaseModel):
             "harness_options": self.harness_options,
             "history": self.history,
             "sampling": self.sampling.model_dump(exclude_none=True),
+            # absent when off, so the ids of runs made before the option stay the same
+            **({"constrain": self.constrain} if self.constrain != "off" else {}),
         }
 
 

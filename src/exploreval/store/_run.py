@@ -52,7 +52,9 @@ RESULTS = "results.parquet"
 TABLES = "tables"
 REPORT = "report"
 
-RunStatus = Literal["created", "running", "finished", "failed", "interrupted", "imported"]
+RunStatus = Literal[
+    "created", "running", "finished", "partial", "failed", "interrupted", "imported"
+]
 
 
 #: Held (flock) by the process running an experiment into the directory.

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from exploreval.agents import EpisodeContext, Harness, HistoryPolicy, ParsedAction
+from exploreval.agents import (
+    EpisodeContext,
+    Harness,
+    HistoryPolicy,
+    ParsedAction,
+    gbnf_choice,
+    gbnf_free_text,
+    gbnf_grammar,
+)
 from exploreval.core import Message, option_bool
+from exploreval.models import Constraint
 from exploreval.suites.bandit._codes import BASIC_CODE
 from exploreval.suites.bandit._prompts import (
     PromptDesign,
@@ -104,6 +113,20 @@ class BanditPromptHarness(Harness):
             total_pulls=len(self.seen.pulls),
             show_history=show,
         )
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """Free reasoning of at most 120 characters, then the tag with one arm name (or, for a
+        distribution code, ``name:weight`` pairs): what :meth:`parse` reads."""
+        names = self.design.arm_names(self.n_arms)
+        if self.design.distribution:
+            number = '[0-9]{1,3} ("." [0-9]{1,4})?'
+            answer = 'pair ("," " "? pair)*'
+            rules = {"pair": f'arm ":" {number}', "arm": gbnf_choice(names)}
+        else:
+            answer, rules = "arm", {"arm": gbnf_choice(names)}
+        root = f'{gbnf_free_text(120, without="<")} "<Answer>" {answer} "</Answer>"'
+        return Constraint(name=f"bandit answer ({self.design.code})",
+                          grammar=gbnf_grammar(root, **rules))  # fmt: skip
 
     def parse(self, text: str) -> ParsedAction:
         rng = self.ctx.rng if self.ctx is not None else None

@@ -13,8 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from exploreval.agents import EpisodeContext, Harness, HistoryPolicy, ParsedAction
+from exploreval.agents import (
+    EpisodeContext,
+    Harness,
+    HistoryPolicy,
+    ParsedAction,
+    gbnf_choice,
+    gbnf_free_text,
+    gbnf_grammar,
+    json_enum_object,
+)
 from exploreval.core import Message, option_bool
+from exploreval.models import Constraint
 from exploreval.suites.grid._belief import GridBelief
 from exploreval.suites.grid._prompts import STRATEGY_SENTENCES, system_prompt
 from exploreval.suites.grid._text import ObservationParseError, parse_model_reply
@@ -58,6 +68,17 @@ class ReactHarness(Harness):
 
     def system_prompt(self) -> str:
         return system_prompt(self.strategy, self.reasoning, memory=False)
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """The JSON move object (after free reasoning when ``reasoning`` is on)."""
+        moves = ("up", "down", "left", "right")
+        obj = '"{\\"action\\": \\"" move "\\"}"'
+        root = f"{gbnf_free_text(400, without='{')} {obj}" if self.reasoning else obj
+        return Constraint(
+            name="grid move",
+            grammar=gbnf_grammar(root, move=gbnf_choice(moves)),
+            json_schema=None if self.reasoning else json_enum_object("action", moves),
+        )
 
     def parse(self, text: str) -> ParsedAction:
         reply = parse_model_reply(text, lenient=self.lenient)

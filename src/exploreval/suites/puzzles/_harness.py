@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from exploreval.agents import EpisodeContext, Harness, ParsedAction
+from exploreval.agents import EpisodeContext, Harness, ParsedAction, gbnf_free_text, gbnf_grammar
 from exploreval.core import Message
+from exploreval.models import Constraint
 from exploreval.suites.puzzles._common import PAPER_MAX_STEPS
 
 _ACTION_RE = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
@@ -159,6 +160,22 @@ class PuzzleHarness(Harness):
         super().record(observation, info, reply, action)
         self._actions.append(action if action is not None else "(unparsable reply)")
 
+    # -- constrained decoding ----------------------------------------------------------------
+    #: GBNF of one well-formed action of the puzzle (each subclass): what the env can read.
+    action_grammar: ClassVar[str] = "[^<\\n]{1,40}"
+    action_rules: ClassVar[dict[str, str]] = {}
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """``<analysis>`` (bounded free text) then one well-formed ``<action>``: the reply's
+        shape is fixed, whether the move is legal is still the env's to judge."""
+        root = (
+            f'"<analysis>" {gbnf_free_text(600, without="<")} "</analysis>\\n<action>" '
+            f'action "</action>"'
+        )
+        return Constraint(name=f"{self.family} action",
+                          grammar=gbnf_grammar(root, action=self.action_grammar,
+                                               **self.action_rules))  # fmt: skip
+
     # -- parsing -------------------------------------------------------------------------
     def parse(self, text: str) -> ParsedAction:
         analysis = _ANALYSIS_RE.findall(text)
@@ -173,6 +190,11 @@ class PuzzleHarness(Harness):
 
 class BlocksWorldHarness(PuzzleHarness):
     family = "blocksworld"
+    action_grammar: ClassVar[str] = (
+        '("pickup " block) | ("putdown " block) | ("stack " block " " block) | '
+        '("unstack " block " " block) | "stop"'
+    )
+    action_rules: ClassVar[dict[str, str]] = {"block": '"b" [0-9] [0-9]?'}
 
     def rules(self) -> str:
         return BLOCKSWORLD_PROMPT.format(max_steps=self.max_steps)
@@ -184,6 +206,7 @@ class BlocksWorldHarness(PuzzleHarness):
 
 class FrozenLakeHarness(PuzzleHarness):
     family = "frozenlake"
+    action_grammar: ClassVar[str] = '("Up" | "Down" | "Left" | "Right")'
 
     def rules(self) -> str:
         return FROZENLAKE_PROMPT.format(max_steps=self.max_steps)
@@ -191,6 +214,7 @@ class FrozenLakeHarness(PuzzleHarness):
 
 class SudokuHarness(PuzzleHarness):
     family = "sudoku"
+    action_grammar: ClassVar[str] = '[0-9] " " [0-9] " " [1-9]'
 
     def rules(self) -> str:
         n = 9

@@ -26,6 +26,7 @@ from typing import Any
 
 from exploreval.agents import EpisodeContext, Harness, ParsedAction, Turn
 from exploreval.core import Message, option_bool
+from exploreval.models import Constraint
 
 SYSTEM_PROMPT = (
     "You are playing a text-based adventure game (TextWorld). You will be given several tasks "
@@ -168,6 +169,32 @@ class Task2QuizHarness(Harness):
 
     def summary(self) -> str:
         return ""  # the notes are part of the observation template
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """The quiz's answer object (the question's choices when it has them), or the acting
+        turn's ``{"reason", "command"}`` object with the command one of TextWorld's admissible
+        commands when the env lists them (a finite action space), any short text otherwise."""
+        reason = {"type": "string", "maxLength": 300}
+        if info.get("phase") == "quiz" and info.get("question"):
+            choices = [str(c) for c in (info["question"].get("choices") or [])]
+            answer: dict[str, Any] = (
+                {"type": "string", "enum": [*choices, "non-answerable"]}
+                if choices else {"type": "string", "maxLength": 120}
+            )  # fmt: skip
+            schema = {"type": "object", "properties": {"answer": answer, "reason": reason},
+                      "required": ["answer", "reason"], "additionalProperties": False}  # fmt: skip
+            return Constraint(name="quiz answer", json_schema=schema)
+        commands = sorted({str(c) for c in (info.get("admissible_commands") or []) if str(c)})
+        command: dict[str, Any] = (
+            {"type": "string", "enum": commands} if commands
+            else {"type": "string", "minLength": 1, "maxLength": 80}
+        )  # fmt: skip
+        properties: dict[str, Any] = {"reason": reason, "command": command}
+        if self.history.mode == "summary":
+            properties["memory"] = {"type": "string", "maxLength": 400}
+        schema = {"type": "object", "properties": properties, "required": list(properties),
+                  "additionalProperties": False}  # fmt: skip
+        return Constraint(name="textworld command", json_schema=schema)
 
     def messages(self, observation: str, info: dict[str, Any]) -> list[Message]:
         if info.get("phase") == "quiz" and info.get("question"):

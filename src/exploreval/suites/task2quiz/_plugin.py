@@ -26,6 +26,7 @@ def register() -> None:
         family=FAMILY,
         presets=("easy", "medium", "hard"),
         default_preset="easy",
+        extras=("textworld",),
         description="TextWorld coverage tasks in one world, then a quiz (Task2Quiz: TSR, EUS)",
     )
     agents = (

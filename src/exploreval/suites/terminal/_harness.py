@@ -32,6 +32,7 @@ from typing import Any
 
 from exploreval.agents import EpisodeContext, Harness, ParsedAction
 from exploreval.core import Message
+from exploreval.models import Constraint
 from exploreval.suites.terminal._prompts import (
     DEFAULT_PROMPT_VARIANT,
     PROMPT_VARIANTS,
@@ -314,6 +315,18 @@ class TerminalUseHarness(_TerminalHarness):
             text += f"\n\n{info['intervention_message']}"
         return text
 
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """One terminal_use call: ``{"commands": [{"keystrokes", "wait"}]}`` (a keystroke object:
+        the schema Appendix E's tool declares)."""
+        command = {"type": "object", "properties": {
+            "keystrokes": {"type": "string", "maxLength": 2000},
+            "wait": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S}},
+            "required": ["keystrokes", "wait"], "additionalProperties": False}  # fmt: skip
+        schema = {"type": "object", "properties": {
+            "commands": {"type": "array", "items": command, "minItems": 1, "maxItems": 8}},
+            "required": ["commands"], "additionalProperties": False}  # fmt: skip
+        return Constraint(name="terminal_use call", json_schema=schema)
+
     @staticmethod
     def _status(info: dict[str, Any]) -> dict[str, Any]:
         title = (
@@ -368,6 +381,24 @@ class Terminus1Harness(_TerminalHarness):
         if info.get("block_timed_out"):
             text += "\n\n[a blocking command did not finish within its timeout_sec]"
         return text
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """Terminus 1's reply object (``state_analysis``, ``explanation``, ``commands`` of
+        ``{keystrokes, is_blocking, timeout_sec}``, ``is_task_complete``)."""
+        command = {"type": "object", "properties": {
+            "keystrokes": {"type": "string", "maxLength": 2000},
+            "is_blocking": {"type": "boolean"},
+            "timeout_sec": {"type": "number", "minimum": 0, "maximum": 600}},
+            "required": ["keystrokes", "is_blocking", "timeout_sec"],
+            "additionalProperties": False}  # fmt: skip
+        schema = {"type": "object", "properties": {
+            "state_analysis": {"type": "string", "maxLength": 600},
+            "explanation": {"type": "string", "maxLength": 600},
+            "commands": {"type": "array", "items": command, "maxItems": 8},
+            "is_task_complete": {"type": "boolean"}},
+            "required": ["state_analysis", "explanation", "commands", "is_task_complete"],
+            "additionalProperties": False}  # fmt: skip
+        return Constraint(name="terminus-1 reply", json_schema=schema)
 
     def _parse(self, text: str) -> ParsedAction:
         data, why = _json_object(text)
@@ -434,6 +465,22 @@ class Terminus2Harness(_TerminalHarness):
         if self._confirming:
             return f"Current terminal state:\n{text}\n\n{CONFIRM_COMPLETION}"
         return text
+
+    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
+        """Terminus 2's reply object (``analysis``, ``plan``, ``commands`` of
+        ``{keystrokes, duration}``, ``task_complete``)."""
+        command = {"type": "object", "properties": {
+            "keystrokes": {"type": "string", "maxLength": 2000},
+            "duration": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S}},
+            "required": ["keystrokes", "duration"], "additionalProperties": False}  # fmt: skip
+        schema = {"type": "object", "properties": {
+            "analysis": {"type": "string", "maxLength": 600},
+            "plan": {"type": "string", "maxLength": 600},
+            "commands": {"type": "array", "items": command, "maxItems": 8},
+            "task_complete": {"type": "boolean"}},
+            "required": ["analysis", "plan", "commands", "task_complete"],
+            "additionalProperties": False}  # fmt: skip
+        return Constraint(name="terminus-2 reply", json_schema=schema)
 
     def _parse(self, text: str) -> ParsedAction:
         data, why = _json_object(text)

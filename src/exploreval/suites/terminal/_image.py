@@ -629,10 +629,15 @@ def reachable(host: str) -> bool:
 
 def unreachable_in(texts: list[str]) -> str | None:
     """The first host a URL in ``texts`` names that this machine cannot reach (checked)."""
+    pattern = re.compile(
+        r"https?://([A-Za-z0-9.-]+\.[A-Za-z]{2,})"
+        r"|\b(?:curl|wget)\s+(?:-\S+\s+)*([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})\b"
+    )
     for text in texts:
-        for match in re.finditer(r"https?://([A-Za-z0-9.-]+\.[A-Za-z]{2,})", text):
-            if not reachable(match.group(1)):
-                return match.group(1)
+        for match in pattern.finditer(text):
+            host = match.group(1) or match.group(2)
+            if not reachable(host):
+                return host
     return None
 
 

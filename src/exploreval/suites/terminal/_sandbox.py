@@ -530,13 +530,9 @@ class Sandbox:
                 argv += ["--bind", str(self.host_logs), "/logs"]
             block_w = -1
             if self.config.network:
-                argv += [
-                    "--perms",
-                    "0644",
-                    "--ro-bind-data",
-                    str(_data_fd(_SlirpNet.RESOLV, fds)),
-                    "/etc/resolv.conf",
-                ]
+                # writable (a copy), as a container's is: a task may ask the agent to fix it
+                resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
+                argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
                 block_r, block_w = os.pipe()
                 fds += [block_r, block_w]
                 argv += ["--block-fd", str(block_r)]
@@ -1101,13 +1097,9 @@ class Sandbox:
             argv += ["--remount-ro", "/opt/exploreval"]
             block_w = -1
             if network:
-                argv += [
-                    "--perms",
-                    "0644",
-                    "--ro-bind-data",
-                    str(_data_fd(_SlirpNet.RESOLV, fds)),
-                    "/etc/resolv.conf",
-                ]
+                # writable (a copy), as a container's is: a task may ask the agent to fix it
+                resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
+                argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
                 block_r, block_w = os.pipe()
                 fds += [block_r]
                 argv += ["--block-fd", str(block_r)]

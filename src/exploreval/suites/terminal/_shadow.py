@@ -14,7 +14,8 @@ verification refuses to resolve an episode that leaves one (``VerificationResult
   ``usercustomize.py``, ``*.pth`` files with ``import`` lines other than the forms pip and
   setuptools write themselves, the programs and libraries every test run goes through (the
   shells, ``env``, ``timeout``, the Python interpreters and standard library, uv and its
-  provisioned cache, the dynamic loader, libc, ``/etc/ld.so.preload``), and files of pytest or
+  provisioned cache, the dynamic loader, libc, ``/etc/ld.so.preload`` and ``ld.so.conf``; not
+  ``ld.so.cache`` or ``ld.so.conf.d``, which package installs rewrite), and files of pytest or
   pluggy edited in place (changed without a new ``.dist-info``: a reinstall is not flagged).
 
 Only files the agent created or changed count: the task's own files (its work-dir template, or
@@ -119,8 +120,7 @@ CRITICAL_PATHS = tuple(
         r"^/(usr/)?bin/(bash|sh|dash|env|timeout)$",
         r"^/(usr/)?(local/)?bin/python[\d.]*$",
         r"^/(usr/local/bin|root/\.local/bin)/uvx?$",
-        r"^/etc/ld\.so\.(preload|conf|cache)$",
-        r"^/etc/ld\.so\.conf\.d/",
+        r"^/etc/ld\.so\.(preload|conf)$",
         r"^/(usr/)?lib(64)?/(x86_64-linux-gnu/)?(ld-linux[^/]*|libc\.so[^/]*|libpython[^/]*)$",
         r"^/usr/(local/)?lib/python3\.\d+/[^/]+\.py$",
         r"^/usr/(local/)?lib/python3\.\d+/(encodings|importlib|lib-dynload)/",

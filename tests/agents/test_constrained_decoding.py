@@ -1,0 +1,191 @@
+"""Constrained decoding (issue 21): harnesses describe a valid reply; the client sends it in the
+form the endpoint understands; the agent records it on every step.
+
+Grammars are checked by llama.cpp's own GBNF parser (the [local] extra), JSON schemas by taking a
+reply that satisfies them through the harness's own parser, and the real path by the embedded
+model: constrained, every step it takes is a valid action.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from exploreval.core import Message
+from exploreval.models import Constraint, OpenAIClient, SamplingParams
+from exploreval.models.testing import StubServer
+
+
+def _harnesses() -> list[tuple[str, Any, dict[str, Any]]]:
+    from exploreval.suites.bandit._harness import BanditPromptHarness
+    from exploreval.suites.grid._harness import ReactHarness
+    from exploreval.suites.puzzles._harness import (
+        BlocksWorldHarness,
+        FrozenLakeHarness,
+        SudokuHarness,
+    )
+
+    bandit = BanditPromptHarness("BSSeC0")
+    bandit.n_arms = 5
+    dist = BanditPromptHarness("BSSeCD")
+    dist.n_arms = 3
+    return [
+        ("bandit", bandit, {}),
+        ("bandit-distribution", dist, {}),
+        ("grid", ReactHarness(), {}),
+        ("grid-reasoning", ReactHarness(reasoning=True), {}),
+        ("blocksworld", BlocksWorldHarness(), {}),
+        ("frozenlake", FrozenLakeHarness(), {}),
+        ("sudoku", SudokuHarness(), {}),
+    ]
+
+
+@pytest.mark.local_llm
+@pytest.mark.parametrize("name", [n for n, _, _ in _harnesses()])
+def test_every_grammar_parses_with_llama_cpp(name: str) -> None:
+    import llama_cpp
+
+    harness, info = next((h, i) for n, h, i in _harnesses() if n == name)
+    constraint = harness.constraint("", info)
+    assert constraint is not None and constraint.grammar
+    llama_cpp.LlamaGrammar.from_string(constraint.grammar, verbose=False)  # raises if invalid
+
+
+def _json_harnesses() -> list[tuple[str, Any, dict[str, Any], dict[str, Any]]]:
+    from exploreval.suites.task2quiz._harness import Task2QuizHarness
+    from exploreval.suites.terminal._harness import (
+        TerminalUseHarness,
+        Terminus1Harness,
+        Terminus2Harness,
+    )
+
+    quiz = {"phase": "quiz", "question": {"text": "Is the box locked?", "choices": ["yes", "no"]}}
+    return [
+        ("quiz", Task2QuizHarness(), quiz, {"answer": "yes", "reason": "it said so"}),
+        ("textworld", Task2QuizHarness(), {"admissible_commands": ["go north", "look"]},
+         {"reason": "explore", "command": "go north"}),
+        ("terminal_use", TerminalUseHarness(), {},
+         {"commands": [{"keystrokes": "ls\n", "wait": 1}]}),
+        ("terminus-1", Terminus1Harness(), {},
+         {"state_analysis": "a", "explanation": "b", "is_task_complete": False,
+          "commands": [{"keystrokes": "ls\n", "is_blocking": True, "timeout_sec": 5}]}),
+        ("terminus-2", Terminus2Harness(), {},
+         {"analysis": "a", "plan": "b", "task_complete": False,
+          "commands": [{"keystrokes": "ls\n", "duration": 1}]}),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [n for n, _, _, _ in _json_harnesses()])
+def test_a_reply_that_satisfies_the_schema_is_a_valid_action(name: str) -> None:
+    """The schema is the reply format the harness parses: an instance of it parses."""
+    harness, info, reply = next((h, i, r) for n, h, i, r in _json_harnesses() if n == name)
+    constraint = harness.constraint("", info)
+    assert constraint is not None and constraint.json_schema is not None
+    schema = constraint.json_schema
+    assert set(schema["required"]) == set(reply) and schema["additionalProperties"] is False
+    parsed = harness.parse(json.dumps(reply))
+    assert parsed.action is not None, parsed.reason
+
+
+def test_textworld_commands_are_the_admissible_ones_when_the_env_lists_them() -> None:
+    from exploreval.suites.task2quiz._harness import Task2QuizHarness
+
+    listed = Task2QuizHarness().constraint("", {"admissible_commands": ["look", "go east"]})
+    free = Task2QuizHarness().constraint("", {})
+    assert listed is not None and free is not None
+    assert listed.json_schema["properties"]["command"]["enum"] == ["go east", "look"]  # type: ignore[index]
+    assert "enum" not in free.json_schema["properties"]["command"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("model", "wire", "expected"),
+    [
+        ("local:smollm2", "auto", "grammar"),  # the embedded model: llama.cpp's GBNF
+        ("gpt-4.1-mini", "auto", "response_format"),  # elsewhere: a JSON schema
+        ("local", "grammar", "grammar"),  # your own llama.cpp server
+    ],
+)
+def test_the_constraint_goes_in_the_form_the_endpoint_understands(
+    model: str, wire: str, expected: str
+) -> None:
+    grammar_and_schema = Constraint(
+        name="grid move", grammar='root ::= "up"', json_schema={"type": "object"}
+    )
+
+    async def go(base_url: str) -> None:
+        client = OpenAIClient(model, base_url, constrain_wire=wire, max_retries=0)
+        if model.startswith("local:"):
+            client.cache_endpoint = model
+        try:
+            params = SamplingParams(max_tokens=4, constraint=grammar_and_schema)
+            await client.complete([Message(role="user", content="move")], params)
+            await client.complete([Message(role="user", content="move")], SamplingParams())
+        finally:
+            await client.aclose()
+
+    with StubServer(reply_fn=lambda messages: '{"action": "up"}') as server:
+        asyncio.run(go(server.base_url))
+        constrained, plain = server.requests[-2:]
+    assert expected in constrained and "constraint" not in constrained
+    if expected == "response_format":
+        assert constrained["response_format"]["type"] == "json_schema"
+        assert constrained["response_format"]["json_schema"]["strict"] is True
+    assert "grammar" not in plain and "response_format" not in plain
+
+
+def test_a_grammar_only_constraint_is_not_sent_to_a_json_schema_endpoint() -> None:
+    client = OpenAIClient("gpt-4.1-mini", "http://127.0.0.1:9/v1", max_retries=0)
+    only_grammar = Constraint(name="bandit answer", grammar='root ::= "x"')
+    assert client.constraint_wire(only_grammar) == "unsupported"
+    assert client.constraint_body(only_grammar) == {}
+
+
+def test_the_constraint_is_part_of_the_cache_key() -> None:
+    from exploreval.models import cache_key
+
+    messages = [Message(role="user", content="m")]
+    with_c = SamplingParams(constraint=Constraint(name="x", grammar='root ::= "a"'))
+    key = {"model": "m", "endpoint": "e", "messages": messages}
+    assert cache_key(params=with_c, **key) != cache_key(params=SamplingParams(), **key)
+
+
+def test_the_spec_refuses_a_constraint_in_sampling() -> None:
+    from exploreval.runner import SpecError, spec_from_dict
+
+    with pytest.raises(SpecError, match="constrain: auto"):
+        spec_from_dict({
+            "suites": [{"env_id": "exploreval/GridDAG-v0"}],
+            "agents": [{"kind": "llm", "model": "m", "base_url": "http://x/v1",
+                        "sampling": {"constraint": {"name": "x", "grammar": "root ::= \"a\""}}}],
+        })  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.local_llm
+@pytest.mark.parametrize(
+    ("env", "preset", "harness", "steps"),
+    [("exploreval/Bandit-v0", "hard", "BSSeC0", 8), ("exploreval/GridDAG-v0",
+      "explore-low/dag-small", "react", 6)],
+)  # fmt: skip
+def test_the_embedded_model_constrained_takes_only_valid_actions(
+    env: str, preset: str, harness: str, steps: int, tmp_path: Any, local_llm_base_url: str
+) -> None:
+    from exploreval.runner import run_experiment, spec_from_dict
+    from exploreval.store import RunDir
+
+    spec = {
+        "suites": [{"env_id": env, "presets": [preset], "seeds": "0"}],
+        "agents": [{"kind": "llm", "model": "local:smollm2", "base_url": local_llm_base_url,
+                    "harness": harness, "history": "none", "constrain": "grammar",
+                    "sampling": {"temperature": 0.0, "max_tokens": 160}}],
+        "max_steps": steps,
+    }  # fmt: skip
+    summary = run_experiment(spec_from_dict(spec), str(tmp_path / "r"))
+    assert summary.completed == 1
+    (record,) = RunDir(tmp_path / "r").iter_records()
+    assert record.n_steps == steps
+    assert all(s.valid for s in record.steps), [s.raw_output for s in record.steps]
+    assert all(s.agent_info.get("constraint_wire") == "grammar" for s in record.steps)
