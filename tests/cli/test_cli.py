@@ -37,9 +37,10 @@ def test_entry_point_help_lists_every_command_once() -> None:
     )
     lines = proc.stdout.splitlines()
     assert any(line.strip().startswith("Usage: exploreval [OPTIONS] COMMAND") for line in lines)
-    # the rows of the Commands panel: "│ name   description │"
-    panel = proc.stdout.split("Commands")[1]
-    listed = re.findall(r"^│ ([a-z][a-z0-9-]*) {2,}\S", panel, flags=re.MULTILINE)
+    # piped, the help is plain text (no box drawing to copy): "  name   description"
+    assert "│" not in proc.stdout
+    panel = proc.stdout.split("Commands:")[1]
+    listed = re.findall(r"^ {2}([a-z][a-z0-9-]*) {2,}\S", panel, flags=re.MULTILINE)
     expected = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     assert {"run", "score", "report", "runs", "envs", "demo", "schema", "grid-render"} <= expected
     assert sorted(listed) == sorted(expected)  # every command, each once, nothing else
@@ -110,7 +111,7 @@ def test_run_score_report_runs(tmp_path: Path) -> None:
     result = runner.invoke(app, ["runs", str(tmp_path)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     (row,) = [line for line in result.output.splitlines() if str(out) in line]
-    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    cells = row.split("\t")  # piped: tab-separated, nothing cut
     assert cells[:4] == [str(out), manifest.name, "finished", "16/16"]
     assert cells[5] == manifest.config_hash
 

@@ -458,6 +458,15 @@ def _run_header(
     return lines
 
 
+def default_report_dir(runs: Sequence[RunDir]) -> Path:
+    """One run: its ``report/``. Several: a folder of their own beside the first run's, named
+    after all of them (a multi-run report never overwrites a run's own report)."""
+    if len(runs) == 1:
+        return runs[0].report_dir
+    names = "+".join(re.sub(r"[^A-Za-z0-9._-]+", "_", run.path.resolve().name) for run in runs)
+    return runs[0].path / f"report-{names[:120]}"
+
+
 def build_report(
     runs: RunDir | Sequence[RunDir],
     out_dir: Path | None = None,
@@ -466,7 +475,8 @@ def build_report(
 ) -> Path:
     """Score the run(s), write report.md (+ index.html) and figures; return report.md's path.
 
-    Several runs share one report; by default it goes to the first run's ``report/``.
+    Several runs share one report; by default it goes to ``report-<names>`` in the first run's
+    directory (:func:`default_report_dir`), never over a run's own ``report/``.
     """
     run_list = [runs] if isinstance(runs, RunDir) else list(runs)
     if not run_list:
@@ -500,7 +510,7 @@ def _build_report(
     compare_rows = [result.all_rows().copy() for _, result in results]
     if len(results) > 1:
         _label_collisions(results, labels)
-    out = Path(out_dir) if out_dir else run_list[0].report_dir
+    out = Path(out_dir) if out_dir else default_report_dir(run_list)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -578,7 +588,8 @@ def _build_report(
         comparison = compare_tables(
             compare_rows[0], compare_rows[index], name_a=labels[0], name_b=labels[index]
         )
-        sections.append(comparison_section(comparison))
+        if any(c.pairs for c in comparison.comparisons):  # unrelated runs: nothing to pair
+            sections.append(comparison_section(comparison))
     report_path = out / "report.md"
     try:
         text = render_markdown(title, header, sections, out)

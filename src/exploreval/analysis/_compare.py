@@ -162,7 +162,8 @@ def agent_pairs(
     * ``agent_a`` and ``agent_b`` given: that pair. One of them given: it is paired with its
       namesake on the other side, else with the other side's only agent, else with each agent of
       the other side (asked for explicitly).
-    * Neither: one agent on each side -> those two; otherwise same name with same name.
+    * Neither: one agent on each side -> those two; one agent on one side -> it with each agent
+      of the other; otherwise same name with same name.
     """
     a, b = list(dict.fromkeys(agents_a)), list(dict.fromkeys(agents_b))
     if agent_a and agent_b:
@@ -175,9 +176,18 @@ def agent_pairs(
         return pairs, []
     if len(a) == 1 and len(b) == 1:
         return [(a[0], b[0])], []
+    if len(a) == 1 or len(b) == 1:  # one agent against each agent of the other run
+        return ([(a[0], y) for y in b] if len(a) == 1 else [(x, b[0]) for x in a]), []
     shared = [x for x in a if x in set(b)]
     alone = [f"A:{x}" for x in a if x not in set(b)] + [f"B:{y}" for y in b if y not in set(a)]
     return [(x, x) for x in shared], alone
+
+
+#: Metrics that only mean something for agents that call a model (hidden when both sides are 0).
+_USAGE_METRICS = frozenset(
+    {"prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "calls",
+     "cached_calls", "cost_usd", "unpriced_calls", "latency_s", "retries", "tokens"}
+)  # fmt: skip
 
 
 def _metric_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
@@ -216,6 +226,8 @@ def compare_agents(a: pd.DataFrame, b: pd.DataFrame, agent_a: str, agent_b: str)
         keep = np.isfinite(va) & np.isfinite(vb)
         if not keep.any():
             continue
+        if metric in _USAGE_METRICS and not (va[keep].any() or vb[keep].any()):
+            continue  # tokens and cost of agents that call no model: does not apply
         diffs = vb[keep] - va[keep]
         low, high = paired_bootstrap_ci(diffs)
         result.metrics.append(
@@ -289,8 +301,9 @@ def compare_tables(
     pairs, alone = agent_pairs(agents_a, agents_b, agent_a, agent_b)
     if alone:
         out.warnings.append(
-            "agents without a namesake in the other run are not compared (each run has several "
-            "agents; pick a pair with --agent-a/--agent-b): " + ", ".join(alone)
+            f"{name_a} has {len(agents_a)} agents and {name_b} {len(agents_b)}; agents are paired "
+            "by name, and these have no namesake in the other run (pick a pair with "
+            "--agent-a/--agent-b): " + ", ".join(alone)
         )
     for x, y in pairs:
         part_a = a[a["agent"].astype(str) == x]

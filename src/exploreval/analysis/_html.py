@@ -53,6 +53,25 @@ _NUMBER = re.compile(
 )
 
 
+#: Link targets the report writes itself: web pages, mail, and relative paths (the viewer, figures,
+#: anchors). Anything else in a link (``javascript:``, ``data:``...) came from episode text.
+_SAFE_SCHEMES = ("http", "https", "mailto")
+#: The report holds no script: a page built from hostile episode text can run none.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
+
+
+def safe_href(href: str) -> bool:
+    """http(s), mailto, or a relative reference (no scheme, not protocol-relative). Control
+    characters and whitespace that browsers strip before reading a scheme are refused too."""
+    if any(ord(c) < 0x20 or c in " \\" for c in href) or href.startswith("//"):
+        return False
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", href)
+    return scheme is None or scheme.group(1).lower() in _SAFE_SCHEMES
+
+
 def _inline(text: str) -> str:
     """Inline markdown (code, links, bold, italic) to HTML, escaping everything else."""
     out: list[str] = []
@@ -71,7 +90,10 @@ def _inline(text: str) -> str:
         elif code is not None:
             out.append(f"<code>{html.escape(code)}</code>")
         elif label is not None:
-            out.append(f'<a href="{html.escape(href, quote=True)}">{_inline(label)}</a>')
+            if safe_href(href):
+                out.append(f'<a href="{html.escape(href, quote=True)}">{_inline(label)}</a>')
+            else:  # javascript:, data:, vbscript:... from episode text: shown, never a link
+                out.append(f"{_inline(label)} ({html.escape(href)})")
         elif bold is not None:
             out.append(f"<strong>{_inline(bold)}</strong>")
         else:
@@ -208,6 +230,7 @@ def render_html(title: str, header: list[str], sections: list[ReportSection]) ->
         )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
         f"<header><h1>{html.escape(title)}</h1></header><nav>{nav}</nav><main>"

@@ -10,9 +10,18 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from exploreval import __version__
+from exploreval.cli._tables import print_listing
+
+
+def _rich_help() -> bool:
+    """Boxed help on a terminal wide enough for it; plain help otherwise (a pipe, or fewer
+    than 110 columns), where nothing is cut: rich's tables end long option names with "…"."""
+    import shutil
+
+    return sys.stdout.isatty() and shutil.get_terminal_size((80, 24)).columns >= 110
+
 
 app = typer.Typer(
     name="exploreval",
@@ -20,6 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode="rich" if _rich_help() else None,
 )
 console = Console(stderr=True)
 out = Console()
@@ -96,13 +106,12 @@ def envs_cmd(
             )
         )
         return
-    table = Table(title="exploreval environments")
-    for column in ("env id", "family", "presets", "description"):
-        table.add_column(column)
-    for s in specs:
-        presets = ", ".join(sorted(s.presets)) if s.presets else "-"
-        table.add_row(escape(s.env_id), escape(s.family), escape(presets), escape(s.description))
-    out.print(table)
+    rows = [
+        [s.env_id, s.family, ", ".join(sorted(s.presets)) if s.presets else "-", s.description]
+        for s in specs
+    ]
+    print_listing(out, "exploreval environments", ("env id", "family", "presets", "description"),
+                  rows)  # fmt: skip
 
 
 def _key_values(items: list[str], flag: str) -> dict[str, Any]:
@@ -122,8 +131,8 @@ def _key_values(items: list[str], flag: str) -> dict[str, Any]:
     return options
 
 
-def _named_entries_table(kind: str, registry: Any, family: str | None) -> Table:
-    """One row per registered name: families, suite, description (wrapped, never cut)."""
+def _print_named_entries(kind: str, registry: Any, family: str | None) -> None:
+    """One row per registered name: families, suite, description (names never cut)."""
     rows: dict[str, tuple[set[str], str, str]] = {}
     for key, entry in registry.items():
         fam, _, name = key.partition(":")
@@ -134,13 +143,12 @@ def _named_entries_table(kind: str, registry: Any, family: str | None) -> Table:
         )
         families.add(fam)
     plural = "harnesses" if kind == "harness" else f"{kind}s"
-    table = Table(title=plural + (f" for family {family}" if family else ""))
-    for column in (kind, "families", "suite", "description"):
-        table.add_column(column, overflow="fold")
-    for name in sorted(rows):
-        families, suite, description = rows[name]
-        table.add_row(escape(name), ", ".join(sorted(families)), suite, escape(description))
-    return table
+    listing = [
+        [name, ", ".join(sorted(rows[name][0])), rows[name][1], rows[name][2]]
+        for name in sorted(rows)
+    ]
+    print_listing(out, plural + (f" for family {family}" if family else ""),
+                  (kind, "families", "suite", "description"), listing)  # fmt: skip
 
 
 @app.command("agents")
@@ -150,7 +158,7 @@ def agents_cmd(
     """Scripted agents, per env family (use with --agent)."""
     from exploreval.agents._registry import AGENT_REGISTRY
 
-    out.print(_named_entries_table("agent", AGENT_REGISTRY, family))
+    _print_named_entries("agent", AGENT_REGISTRY, family)
 
 
 @app.command("harnesses")
@@ -160,7 +168,7 @@ def harnesses_cmd(
     """LLM harnesses (prompt formats), per env family (use with --model ... --harness)."""
     from exploreval.agents._registry import HARNESS_REGISTRY
 
-    out.print(_named_entries_table("harness", HARNESS_REGISTRY, family))
+    _print_named_entries("harness", HARNESS_REGISTRY, family)
 
 
 @app.command("suites")
@@ -186,13 +194,13 @@ def suites_cmd(
             )
         )
         return
-    table = Table(title="exploreval named suites")
-    for column in ("name", "env ids", "tasks", "description"):
-        table.add_column(column)
-    for s in suites:
-        env_ids = ", ".join(sorted({str(e["env_id"]) for e in s.suites}))
-        table.add_row(escape(s.name), escape(env_ids), str(s.tasks()), escape(s.description))
-    out.print(table)
+    rows = [
+        [s.name, ", ".join(sorted({str(e["env_id"]) for e in s.suites})), str(s.tasks()),
+         s.description]
+        for s in suites
+    ]  # fmt: skip
+    print_listing(out, "exploreval named suites", ("name", "env ids", "tasks", "description"),
+                  rows)  # fmt: skip
 
 
 def _build_spec(
@@ -579,13 +587,20 @@ def run_cmd(
     history: Annotated[
         list[str], typer.Option(help="full | none | window:K | summary | retrieval:K (repeatable)")
     ] = [],  # noqa: B006
-    temperature: Annotated[float | None, typer.Option()] = None,
-    top_p: Annotated[float | None, typer.Option()] = None,
-    max_tokens: Annotated[int | None, typer.Option()] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(help="Sampling temperature, 0-2 (default: the harness's or the server's)"),
+    ] = None,
+    top_p: Annotated[
+        float | None, typer.Option(help="Nucleus sampling, 0-1 (default: the server's)")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model reply")] = None,
     sampling_seed: Annotated[
         int | None, typer.Option(help="Seed passed to the model endpoint")
     ] = None,
-    reasoning_effort: Annotated[str | None, typer.Option()] = None,
+    reasoning_effort: Annotated[
+        str | None, typer.Option(help="none | minimal | low | medium | high | xhigh | max")
+    ] = None,
     constrain: Annotated[
         str | None,
         typer.Option(
@@ -614,9 +629,15 @@ def run_cmd(
     ] = False,
     executor: Annotated[str, typer.Option(help="local | ray")] = "local",
     concurrency: Annotated[int, typer.Option(help="Episodes in flight")] = 8,
-    max_total_steps: Annotated[int | None, typer.Option()] = None,
-    max_total_tokens: Annotated[int | None, typer.Option()] = None,
-    max_cost: Annotated[float | None, typer.Option(help="USD")] = None,
+    max_total_steps: Annotated[
+        int | None, typer.Option(help="Budget: no new episode once the run took this many steps")
+    ] = None,
+    max_total_tokens: Annotated[
+        int | None, typer.Option(help="Budget: no new episode once the run used this many tokens")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Budget in USD (every model needs a price: --prices)")
+    ] = None,
     max_connections: Annotated[
         int | None,
         typer.Option(
@@ -636,7 +657,9 @@ def run_cmd(
             help="Move an unreadable cache.sqlite / blobs.sqlite aside (kept) and start fresh ones"
         ),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar (the outcome is still printed)")
+    ] = False,
 ) -> None:
     """Run (or resume) an experiment: env × presets × seeds × agents × repeats.
 
@@ -724,6 +747,13 @@ def _stored_spec(out_dir: Path) -> Any:
     return spec_from_dict(manifest.config, str(out_dir / "manifest.json"))
 
 
+def _print_outputs(report_md: Path, out_dir: Path) -> None:
+    """Where to look: the report (markdown and HTML) and the command that opens the viewer."""
+    out.print(f"report: {report_md}", markup=False, soft_wrap=True)
+    out.print(f"HTML report: {report_md.parent / 'index.html'}", markup=False, soft_wrap=True)
+    out.print(f"step through the episodes: exploreval view {out_dir}", markup=False, soft_wrap=True)
+
+
 def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
     """Print the outcome, write the report; a run whose every episode errored exits 1."""
     colour = {"finished": "green", "partial": "yellow", "failed": "red"}.get(
@@ -740,7 +770,7 @@ def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
         from exploreval.store import RunDir
 
         path = build_report(RunDir(out_dir))
-        out.print(f"report: {path}", markup=False, soft_wrap=True)
+        _print_outputs(path, out_dir)
     else:  # the report's scoring does it otherwise: `exploreval view` opens from the index
         from exploreval.viewer import refresh_index
 
@@ -813,28 +843,23 @@ def runs_cmd(
     """List runs under a directory."""
     from exploreval.store import RunDir, list_runs
 
-    table = Table(title=f"runs under {escape(str(root))}")
-    for column in ("path", "name", "status", "done/planned", "created", "config hash"):
-        table.add_column(column)
+    rows: list[list[str]] = []
     for path, manifest, error in list_runs(root):
         if manifest is None:
             one_line = " ".join(error.split())  # a cell, not a dump
-            table.add_row(
-                escape(str(path)), "-", f"[red]unreadable: {escape(one_line)}", "-", "-", "-"
-            )
+            rows.append([str(path), "-", f"unreadable: {one_line}", "-", "-", "-"])
         else:
             status: str = manifest.status
             if status == "running" and not RunDir(path).is_locked():
                 status = "stale"  # its process died (kill -9, power loss) mid-run
-            table.add_row(
-                escape(str(path)),
-                escape(manifest.name),
-                status,
+            rows.append([
+                str(path), manifest.name, status,
                 f"{manifest.episodes_done}/{manifest.episodes_planned}",
-                manifest.created_at.strftime("%Y-%m-%d %H:%M"),
-                manifest.config_hash,
-            )
-    out.print(table)
+                manifest.created_at.strftime("%Y-%m-%d %H:%M"), manifest.config_hash,
+            ])  # fmt: skip
+    print_listing(out, f"runs under {root}",
+                  ("path", "name", "status", "done/planned", "created", "config hash"), rows,
+                  keys=2)  # fmt: skip
 
 
 @app.command("schema")
@@ -851,7 +876,9 @@ def demo_cmd(
     llm: Annotated[
         bool, typer.Option(help="Include the embedded local LLM (needs the [local] extra)")
     ] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar (the outcome is still printed)")
+    ] = False,
 ) -> None:
     """Small grid-suite evaluation: scripted baselines + the embedded local LLM, then a report."""
     from exploreval.cli._demo import demo_spec, local_llm_available
@@ -870,9 +897,7 @@ def demo_cmd(
     console.print(
         f"[green]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} resumed"
     )
-    out.print(f"report: {path}", markup=False, soft_wrap=True)
-    out.print(f"HTML report: {path.parent / 'index.html'}", markup=False, soft_wrap=True)
-    out.print(f"step through the episodes: exploreval view {out_dir}", markup=False, soft_wrap=True)
+    _print_outputs(path, out_dir)
 
 
 class _Host:
@@ -911,6 +936,25 @@ def _register_suite_commands() -> None:
 
 
 _register_suite_commands()
+
+
+def _one_line_paragraphs(text: str) -> str:
+    """A docstring's paragraphs with their hard line breaks joined (help rewraps them)."""
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+def _tidy_help() -> None:
+    """Every command's description as flowing paragraphs, never the docstring's line breaks."""
+    for info in app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if doc:
+            info.help = _one_line_paragraphs(doc)
+
+
+_tidy_help()
 
 
 def main() -> None:

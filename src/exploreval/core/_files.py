@@ -37,12 +37,50 @@ def fsync_dir(path: Path) -> None:
         fsync_path(path)
 
 
+def sweep_stale_tmp(path: Path) -> list[Path]:
+    """Remove temp files of ``path`` (``.<name>.<pid>.<hex>.tmp``) whose writer process is gone:
+    a ``kill -9`` in the middle of a write leaves one behind, and nothing else would remove it.
+    A live writer's temp file (its pid exists) is never touched."""
+    removed: list[Path] = []
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        middle = name[len(prefix) : -len(".tmp")].split(".")
+        if len(middle) != 2 or not middle[0].isdigit():
+            continue
+        pid = int(middle[0])
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     """``write(tmp_path)``, fsync, rename over ``path``, fsync the directory.
 
-    A crash at any point leaves the old file whole; the temp file never outlives the call.
+    A crash at any point leaves the old file whole; the temp file never outlives the call (and a
+    temp file a killed writer left is swept by the next write of the same file).
     """
     path = Path(path)
+    sweep_stale_tmp(path)
     tmp = unique_tmp(path)
     try:
         write(tmp)

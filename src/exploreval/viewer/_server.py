@@ -179,6 +179,10 @@ def _write_bundle(
 
 
 # -- server -----------------------------------------------------------------------------------
+VIEWER_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 _DATA_PATH = re.compile(r"^/data/(?:runs\.js|(\d+)/index\.js|(\d+)/ep/(\d+)\.js)$")
 
 
@@ -194,6 +198,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        # Episode text is data, never code: scripts only from the viewer itself, no inline
+        # script, no plugin, no framing; and no MIME sniffing of the data files.
+        self.send_header("Content-Security-Policy", VIEWER_CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
         self.end_headers()
         self.wfile.write(body)
 

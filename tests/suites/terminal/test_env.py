@@ -83,6 +83,7 @@ def test_parse_action_rules() -> None:
         ({"memory_mb": -1}, "memory_mb"),
         ({"address_space_mb": "big"}, "address_space_mb"),
         ({"verification_limit": 0}, "verification_limit"),
+        ({"agent_processes": "pause"}, "agent_processes"),
         ({"variant": "README.md"}, "variant"),
         ({"colour": "red"}, "unknown option"),
     ],

@@ -40,6 +40,10 @@ TOOL_SUITES = ("bash", "bash+editor")
 #: (Terminal-Bench, Harbor) and runs built-in tasks on this machine's system; ``build`` and
 #: ``host`` force one way (docs/terminal.md, "Images").
 IMAGE_MODES = ("auto", "build", "host")
+#: What happens to the agent's processes when the tests run: ``kill`` (default: nothing the
+#: agent left running can act during verification) or ``keep`` (Terminal-Bench's semantics,
+#: for tasks whose tests talk to a server the agent started; docs/terminal.md, "Verification").
+AGENT_PROCESS_MODES = ("kill", "keep")
 #: The episode's disk quota (work dir, /tmp, /root, an image's changes) unless the task or the
 #: disk_mb option says otherwise: Terminal-Bench's containers have no quota; 2 GB holds their
 #: installs and keeps 32 concurrent episodes within a machine's memory (it is a tmpfs).
@@ -55,6 +59,7 @@ OPTIONS = frozenset(
         "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
         "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
         "prompt_variant", "verification_limit", "network", "test_network", "image",
+        "agent_processes",
     }
 )  # fmt: skip
 
@@ -290,6 +295,12 @@ class TerminalEnv(AsyncTextEnv):
             raise ValueError(
                 f"terminal env option image={self.image_mode!r}: expected one of "
                 f"{', '.join(IMAGE_MODES)}"
+            )
+        self.agent_processes: str = str(p.get("agent_processes", "kill"))
+        if self.agent_processes not in AGENT_PROCESS_MODES:
+            raise ValueError(
+                f"terminal env option agent_processes={self.agent_processes!r}: expected one of "
+                f"{', '.join(AGENT_PROCESS_MODES)}"
             )
         limit = _positive_int(p, "verification_limit")
         if limit is not None:
@@ -620,6 +631,7 @@ class TerminalEnv(AsyncTextEnv):
             env=env,
             network=bool(network),
             template=task.workdir,
+            keep_agent=self.agent_processes == "keep",
         )
         self.verification = result.model_dump(mode="json")
         return self.verification

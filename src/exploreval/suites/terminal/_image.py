@@ -546,7 +546,10 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
             f"site=/usr/local/lib/python{version}",
             'mkdir -p "$site/dist-packages"',
             '[ -e "$site/site-packages" ] || ln -s dist-packages "$site/site-packages"',
-            "python3 -m pip install --quiet --break-system-packages --ignore-installed --no-index "
+            # --break-system-packages exists where pip enforces EXTERNALLY-MANAGED (pip 23+)
+            "flag=; python3 -m pip install --help | grep -q break-system-packages && "
+            "flag=--break-system-packages",
+            "python3 -m pip install --quiet $flag --ignore-installed --no-index "
             f"--find-links /usr/share/python-wheels pip{extra}",
             "apt-get purge -y -qq python3-pip >/dev/null",
             "ln -sf /usr/bin/python3 /usr/local/bin/python",

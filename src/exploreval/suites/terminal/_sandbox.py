@@ -340,11 +340,18 @@ def bwrap_root_args(
     workdir: str,
     env: dict[str, str],
     hostname: str,
+    share_net: bool = False,
 ) -> list[str]:
     """The part of a bwrap command line that is the same for the agent's sandbox and the
-    verifier's: namespaces, capabilities, identity, root file system, work dir, /tmp, $HOME."""
+    verifier's: namespaces, capabilities, identity, root file system, work dir, /tmp, $HOME.
+    ``share_net``: every namespace but the network one is new (the caller entered the network
+    namespace to share)."""
+    unshare = (
+        ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+         "--unshare-cgroup-try"] if share_net else ["--unshare-all"]
+    )  # fmt: skip
     argv = [
-        "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "bwrap", *unshare, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--uid", "0", "--gid", "0", "--hostname", hostname, "--clearenv",
     ]  # fmt: skip
     if image_root is not None:
@@ -1045,6 +1052,7 @@ class Sandbox:
         data_files: dict[str, bytes],
         network: bool = False,
         max_output_bytes: int = 200_000,
+        keep_agent: bool = False,
     ) -> VerifierRun:
         """Run the hidden tests in a *fresh* sandbox over the episode's files.
 
@@ -1054,9 +1062,16 @@ class Sandbox:
         tmpfs at /opt/exploreval (nothing the agent left at those paths is visible). The test
         process gets the write end of a results pipe (``EXPLOREVAL_RESULTS_FD``); stdout and
         stderr are kept for people to read. When the command ends (or times out) its whole PID
-        namespace is killed before anything is read."""
-        if not self.terminated:
+        namespace is killed before anything is read.
+
+        ``keep_agent`` (Terminal-Bench's semantics, for tasks whose tests talk to a server the
+        agent started): the agent's processes keep running and the verifier joins only their
+        *network* namespace; they still cannot see the verifier's processes, /tests or the results
+        pipe (other PID and mount namespaces), but they share the files while the tests run."""
+        if not self.terminated and not keep_agent:
             raise SandboxError("terminate() the agent's sandbox before verifying it")
+        if keep_agent and not self.alive:
+            raise SandboxError(f"the agent's sandbox ended ({self.end_reason}): no server to keep")
         assert self.disk is not None and self.scratch is not None
         vdisk = await asyncio.to_thread(self._verification_disk)
         fds: list[int] = []
@@ -1072,7 +1087,14 @@ class Sandbox:
             status_r, status_w = os.pipe()
             fds += [status_w]
             run_env = {**env, "EXPLOREVAL_RESULTS_FD": str(results_w)}
+            enter: list[str] = []
+            if keep_agent:
+                # as root: enter the agent's network namespace, then become the sandbox's uid
+                enter = ["nsenter", f"--net=/proc/{self.child_pid}/ns/net", "--",
+                         "setpriv", f"--reuid={self._uid}", f"--regid={self._uid}",
+                         "--clear-groups", "--"]  # fmt: skip
             argv = [
+                *enter,
                 *self.limits.prlimit_argv(),
                 *bwrap_root_args(
                     image_root=self.image_root,
@@ -1080,6 +1102,7 @@ class Sandbox:
                     workdir=self.config.workdir,
                     env=run_env,
                     hostname=self.config.hostname,
+                    share_net=keep_agent,
                 ),
                 "--ro-bind", str(vdisk / "tests"), "/tests",
                 "--bind", str(vdisk / "logs"), "/logs",
@@ -1096,10 +1119,15 @@ class Sandbox:
                 argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(data, fds)), path]
             argv += ["--remount-ro", "/opt/exploreval"]
             block_w = -1
+            if network and keep_agent and self._net is None:
+                # the shared network namespace gets the user-mode stack now (agent included)
+                self._net = _SlirpNet(self.child_pid)
+                await self._net.ready()
             if network:
                 # writable (a copy), as a container's is: a task may ask the agent to fix it
                 resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
                 argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
+            if network and not keep_agent:
                 block_r, block_w = os.pipe()
                 fds += [block_r]
                 argv += ["--block-fd", str(block_r)]
@@ -1109,16 +1137,17 @@ class Sandbox:
             argv += ["--", "bash", "-c", command]
             out_file = open(vdisk / "stdout", "w+b")  # noqa: SIM115 - closed below
             err_file = open(vdisk / "stderr", "w+b")  # noqa: SIM115 - closed below
+            identity: dict[str, Any] = (
+                {} if keep_agent else {"user": self._uid, "group": self._uid, "extra_groups": []}
+            )
             proc = spawn_tied(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=out_file,
                 stderr=err_file,
                 pass_fds=(*fds, results_w),
-                user=self._uid,
-                group=self._uid,
-                extra_groups=[],
                 env={"PATH": _PATH},
+                **identity,
             )
             for fd in fds:
                 os.close(fd)
@@ -1127,7 +1156,7 @@ class Sandbox:
             results_w = -1
             reader = asyncio.ensure_future(asyncio.to_thread(_read_capped, results_r))
             child = await self._read_status_pid(status_r, proc)
-            if network and child:
+            if network and child and not keep_agent:
                 net = _SlirpNet(child)
                 await net.ready()
             if block_w >= 0:
@@ -1146,7 +1175,10 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             returncode = await asyncio.to_thread(proc.wait)
-            await asyncio.to_thread(kill_uid, self._uid)
+            if keep_agent:  # the agent's processes were kept for the tests: they end now
+                await self.terminate()
+            else:
+                await asyncio.to_thread(kill_uid, self._uid)
             raw, overflow = await reader
             events, events_error = _parse_events(raw, overflow)
             out_file.seek(0)

@@ -107,6 +107,8 @@ class VerificationResult(BaseModel):
     #: Files the agent left that would run before or instead of the test tools (not resolved).
     shadowing: list[str] = Field(default_factory=list)
     network: bool = False
+    #: The agent's processes ran on through the tests (``agent_processes=keep``).
+    agent_kept: bool = False
 
     @property
     def passed(self) -> int:
@@ -517,6 +519,7 @@ async def verify(
     expected: list[str] | None = None,
     network: bool = False,
     template: Path | None = None,
+    keep_agent: bool = False,
 ) -> VerificationResult:
     """End the agent's sandbox, then run ``test_command`` (bash, cwd = the work dir) in a fresh
     sandbox over its files and decide from the results channel (module docstring).
@@ -528,7 +531,10 @@ async def verify(
         expected = collect_test_ids(sandbox.config.tests_dir) if parser == "pytest" else []
     host_system = sandbox.config.image is None
     ended = sandbox.end_reason if sandbox.end_reason not in ("", "closed") else ""
-    await sandbox.terminate()
+    if keep_agent and not sandbox.alive:
+        keep_agent = False  # nothing left to keep (the shell exited, a limit ended it)
+    if not keep_agent:
+        await sandbox.terminate()
     if sandbox.disk is None:
         return VerificationResult(
             resolved=False, parser=parser, expected=expected, error="the sandbox was closed"
@@ -542,14 +548,20 @@ async def verify(
                 timeout=timeout,
                 data_files=harness_files(host_system=host_system),
                 network=network,
+                keep_agent=keep_agent,
             )
         except (SandboxError, OSError) as exc:
             return VerificationResult(
                 resolved=False, parser=parser, expected=expected, error=str(exc)
             )
         sandbox.file_events()  # the tests' own accesses are not the agent's
-    return decide(run, parser=parser, expected=expected, shadows=shadows, ended=ended,
-                  max_output_bytes=max_output_bytes)  # fmt: skip
+    if keep_agent:  # what the kept processes left while the tests ran counts too
+        later = await asyncio.to_thread(toolchain_shadows, sandbox, template)
+        shadows = list(dict.fromkeys([*shadows, *later]))
+    result = decide(run, parser=parser, expected=expected, shadows=shadows, ended=ended,
+                    max_output_bytes=max_output_bytes)  # fmt: skip
+    result.agent_kept = keep_agent
+    return result
 
 
 def decide(
