@@ -23,7 +23,7 @@ SUITES: dict[str, dict[str, Any]] = {
              "seeds": "0-3", "options": {"budget": 15}, "harness": "react",
              "random": "random"},
     "bandit": {"env_id": "exploreval/Bandit-v0", "presets": ["hard"], "seeds": "0-3",
-               "harness": "BSSeC0", "random": "uniform", "max_steps": 25},
+               "harness": "BSSeC0", "random": "random", "max_steps": 25},
     "frozenlake": {"env_id": "exploreval/FrozenLake-v0", "presets": [None], "seeds": "0-3",
                    "harness": "default", "random": "random", "max_steps": 15},
 }  # fmt: skip

@@ -54,6 +54,19 @@ def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     return unreachable_in(sources)
 
 
+def _cast_text(cast: str) -> str:
+    """The text an asciicast recording printed (its event lines are JSON: decode them)."""
+    out = []
+    for line in cast.splitlines()[1:]:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, list) and len(event) == 3 and event[1] == "o":
+            out.append(str(event[2]))
+    return "".join(out)
+
+
 async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
     from exploreval.suites.terminal._agents_basic import GOLD_MARKER
 
@@ -69,8 +82,8 @@ async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
     _, _, _, _, info = await env.astep(json.dumps(action))
     verification = info.get("verification") or {}
     output = ""
-    if gold:  # what the pane showed while the solution ran (for unreachable-host detection)
-        output = env.sandbox.cast() if env.sandbox is not None else ""
+    if gold and env.sandbox is not None:  # what the pane showed (unreachable-host detection)
+        output = _cast_text(env.sandbox.cast())
     await env.aclose()
     return {"resolved": bool(info.get("resolved")), "verification": verification, "pane": output}
 

@@ -126,3 +126,53 @@ def wait(browser: Any, condition: Any, timeout: float = 30) -> Any:
     return WebDriverWait(
         browser, timeout, ignored_exceptions=(StaleElementReferenceException,)
     ).until(condition)
+
+
+#: Runs in the page: every text that is cut or drawn over other text, one line each.
+#: - SVG: a <text> whose box leaves its <svg>'s viewBox (clipped), or overlaps another <text>
+#:   of the same picture by more than 2 px each way;
+#: - HTML: an element holding text whose content is wider than its box while its overflow is
+#:   hidden (cut), and an <img> shown at less than ``min_scale`` of its natural width (its
+#:   legends and ticks shrink with it).
+_LAYOUT_JS = r"""
+const minScale = arguments[0];
+const out = [];
+const name = (e) => (e.id ? "#" + e.id : e.tagName.toLowerCase() + (e.className && e.className.baseVal !== undefined ? "" : (e.className ? "." + String(e.className).split(" ")[0] : "")));
+for (const svg of document.querySelectorAll("svg")) {
+  if (!svg.getBoundingClientRect().width) continue;
+  const vb = svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width ? svg.viewBox.baseVal
+    : { x: 0, y: 0, width: svg.width.baseVal.value, height: svg.height.baseVal.value };
+  const boxes = [];
+  for (const t of svg.querySelectorAll("text")) {
+    if (!t.textContent.trim()) continue;
+    const b = t.getBBox();
+    if (b.x < vb.x - 1 || b.y < vb.y - 1 || b.x + b.width > vb.x + vb.width + 1 || b.y + b.height > vb.y + vb.height + 1)
+      out.push(`svg text cut at the picture's edge: "${t.textContent.trim()}"`);
+    boxes.push([t, b]);
+  }
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [ta, a] = boxes[i], [tb, b] = boxes[j];
+    const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+    const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+    if (w > 2 && h > 2) out.push(`svg texts overlap: "${ta.textContent.trim()}" / "${tb.textContent.trim()}"`);
+  }
+}
+for (const e of document.querySelectorAll("body *")) {
+  if (e.closest("svg") || !e.textContent.trim() || e.children.length) continue;
+  const s = getComputedStyle(e);
+  const hides = ["hidden", "clip"];
+  if ((hides.includes(s.overflowX) || hides.includes(s.overflow)) && e.scrollWidth > e.clientWidth + 1)
+    out.push(`text cut in ${name(e)}: "${e.textContent.trim().slice(0, 60)}"`);
+}
+for (const img of document.querySelectorAll("img")) {
+  if (!img.naturalWidth || !img.getBoundingClientRect().width) continue;
+  const scale = img.getBoundingClientRect().width / img.naturalWidth;
+  if (scale < minScale) out.push(`image ${img.getAttribute("src")} shown at ${Math.round(scale * 100)}% of its width`);
+}
+return out;
+"""
+
+
+def layout_problems(driver: Any, *, min_image_scale: float = 0.0) -> list[str]:
+    """Text the current page cuts or draws over other text (see ``_LAYOUT_JS``)."""
+    return list(driver.execute_script(_LAYOUT_JS, min_image_scale))

@@ -1,3 +1,4 @@
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -5,6 +6,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Every figure a test draws is checked: a title, axis label or legend drawn over another fails
+# the test that drew it (exploreval.report._plotting.text_collisions).
+os.environ.setdefault("EXPLOREVAL_CHECK_FIGURES", "1")
 
 import _toy  # noqa: E402,F401 - registers the toy env used by spine tests
 

@@ -100,6 +100,16 @@ def test_textworld_commands_are_the_admissible_ones_when_the_env_lists_them() ->
     assert "enum" not in free.json_schema["properties"]["command"]  # type: ignore[index]
 
 
+def test_grid_moves_are_the_cells_admissible_ones_when_the_env_lists_them() -> None:
+    from exploreval.suites.grid._harness import ReactHarness
+
+    here = ReactHarness().constraint("", {"moves": ["up", "right"]})
+    anywhere = ReactHarness().constraint("", {})
+    assert here is not None and anywhere is not None
+    assert here.json_schema["properties"]["action"]["enum"] == ["up", "right"]  # type: ignore[index]
+    assert '"down"' not in (here.grammar or "") and '"down"' in (anywhere.grammar or "")
+
+
 @pytest.mark.parametrize(
     ("model", "wire", "expected"),
     [

@@ -183,7 +183,8 @@ def test_same_named_runs_stay_apart_and_report_pairs_like_the_cli(
     text = report.read_text()
     assert "frontier@first" in text and "frontier@second" in text
     summary = text.split("## Summary")[1].split("\n## ")[0]
-    agents = [line.split("|")[3].strip() for line in summary.splitlines() if "GridDAG" in line]
+    rows = [line for line in summary.splitlines() if line.startswith("|") and "GridDAG" in line]
+    agents = [line.split("|")[3].strip() for line in rows]
     assert sorted(agents) == ["frontier@first", "frontier@second", "random@first", "random@second"]
     section = text.split("## Paired comparison: first vs second")[1]
     pairs_in_report = [

@@ -257,6 +257,22 @@ def test_markdown_to_html_tables_and_links() -> None:
     assert '<a href="viewer/index.html#/run/r/episode/e">x</a>' in out
 
 
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        # an italic note naming a column: the code span's underscores do not end the italic
+        ("_`recall_distance` is - on every row (omitted)._",
+         "<em><code>recall_distance</code> is - on every row (omitted).</em>"),
+        ("**K\\*MinFrac**: x", "<strong>K*MinFrac</strong>: x"),  # an escape inside bold
+        ("snake_case stays and _this_ leans", "snake_case stays and <em>this</em> leans"),
+        ("a \\_ b", "a _ b"),
+    ],
+)  # fmt: skip
+def test_markdown_emphasis_and_escapes_never_show_their_marks(markdown: str, html: str) -> None:
+    out = markdown_to_html(markdown)
+    assert html in out, out
+
+
 def test_multi_run_report_and_cli(mixed_run: RunDir, tmp_path: Path) -> None:
     other = tmp_path / "other"
     spec = {

@@ -11,12 +11,17 @@ from exploreval.cli import app
 def test_doctor_lists_every_extra_with_its_install_command() -> None:
     result = CliRunner().invoke(app, ["doctor", "--no-smoke"])
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    extras_part = result.stdout.split("environments")[0]
+    lines = extras_part.splitlines()
     for extra in ("local", "ray", "embeddings", "textworld"):
         (line,) = [x for x in lines if f"[{extra}]" in x]
         assert line.startswith(("ok", "missing"))
         if line.startswith("missing"):
             assert f"pip install 'exploreval[{extra}]'" in line
+    # then every registered env, one line per use, each ok or naming what is missing
+    envs = result.stdout.split("environments")[1].splitlines()[1:]
+    assert any("GridDAG-v0" in x for x in envs) and any("Task2Quiz-v0" in x for x in envs)
+    assert all(x.startswith(("ok", "missing")) for x in envs)
 
 
 @pytest.mark.slow

@@ -190,3 +190,34 @@ def test_constant_tide_column_is_dropped_with_a_note(run: RunDir, tmp_path: Path
     header = next(line for line in section.markdown.splitlines() if line.startswith("| env_id"))
     assert "recall_distance" not in header
     assert "`recall_distance` is" in section.markdown
+
+
+def test_no_figure_draws_words_over_words(figures: dict[str, Any]) -> None:
+    """Titles, axis labels and legends never collide in any figure of the report (the test
+    session also checks every figure any test saves, through EXPLOREVAL_CHECK_FIGURES)."""
+    from exploreval.report import text_collisions
+
+    assert len(figures) >= 4
+    assert {name: text_collisions(fig) for name, fig in figures.items()} == {
+        name: [] for name in figures
+    }
+
+
+def test_a_title_under_a_legend_is_found_and_refused(tmp_path: Path, monkeypatch: Any) -> None:
+    import matplotlib.pyplot as plt
+
+    from exploreval.report import save_figure, text_collisions
+    from exploreval.report._plotting import CHECK_FIGURES_ENV, FigureLayoutError
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1], label="a long series name number one")
+    ax.plot([0, 1], [1, 0], label="another long series name")
+    fig.legend(loc="upper right", ncol=2)
+    fig.suptitle("A long figure title that runs right across", x=0.01, ha="left")
+    found = text_collisions(fig)
+    assert found and "figure legend" in found[0]
+    monkeypatch.setenv(CHECK_FIGURES_ENV, "1")
+    with pytest.raises(FigureLayoutError, match="overlaps"):
+        save_figure(fig, tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()
+    plt.close(fig)

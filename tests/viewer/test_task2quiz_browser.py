@@ -74,7 +74,7 @@ def test_map_marks_the_room_and_the_quiz_shows_question_answer_reference(
     start = record.reset_info["room"]
     t = next(i for i, s in enumerate(record.steps) if s.info.get("room") not in (None, start))
     browser.get(f"{base}/{t}")
-    wait(browser, lambda b: text_of(b, "#step-label").startswith(f"step {t + 1} of"))
+    wait(browser, lambda b: text_of(b, "#step-label").startswith(f"step {t} · {t + 1} of"))
     current = browser.find_elements(By.CSS_SELECTOR, "#step-view svg rect.room.current")
     assert [c.get_attribute("data-room") for c in current] == [names[record.steps[t].info["room"]]]
     visited = browser.find_elements(By.CSS_SELECTOR, "#step-view svg rect.room.visited")
@@ -91,9 +91,15 @@ def test_map_marks_the_room_and_the_quiz_shows_question_answer_reference(
     # from the last task step, "j" steps into the quiz
     first_quiz = next(i for i, s in enumerate(record.steps) if s.phase == "quiz")
     browser.get(f"{base}/{first_quiz - 1}")
-    wait(browser, lambda b: text_of(b, "#step-label").startswith(f"step {first_quiz} of"))
+    wait(
+        browser,
+        lambda b: text_of(b, "#step-label").startswith(f"step {first_quiz - 1} · {first_quiz} of"),
+    )
     browser.find_element(By.TAG_NAME, "body").send_keys("j")
-    wait(browser, lambda b: text_of(b, "#step-label").startswith(f"step {first_quiz + 1} of"))
+    wait(
+        browser,
+        lambda b: text_of(b, "#step-label").startswith(f"step {first_quiz} · {first_quiz + 1} of"),
+    )
     wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#step-view .t2q-question"))
     step = record.steps[first_quiz]
     quiz = step.info["quiz"]

@@ -114,16 +114,16 @@ def test_list_filter_open_and_step_with_the_keyboard(
     assert text_of(browser, "action") == record.steps[0].action
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys("j")
-    wait(browser, lambda b: text_of(b, "step-label").startswith("step 2 of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith("step 1 · 2 of"))
     assert text_of(browser, "observation") == record.steps[1].observation.strip()
     assert text_of(browser, "action") == record.steps[1].action
     assert browser.find_elements(By.CSS_SELECTOR, "#step-view svg circle.agent")
     annotations = text_of(browser, "annotations")
     assert "grid.case" in annotations and "tide.loop" in annotations
     body.send_keys(Keys.ARROW_RIGHT)
-    wait(browser, lambda b: text_of(b, "step-label").startswith("step 3 of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith("step 2 · 3 of"))
     body.send_keys("k")
-    wait(browser, lambda b: text_of(b, "step-label").startswith("step 2 of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith("step 1 · 2 of"))
     shot("episode")
 
     # n: the next episode of the filtered list
@@ -146,7 +146,7 @@ def test_llm_step_shows_prompt_raw_output_reasoning_and_invalid_reason(
     step = record.steps[t]
     run_id = RunDir(runs["grid"]).read_manifest().run_id
     browser.get(f"{served}#/run/{run_id}/episode/{record.episode_id}/step/{t}")
-    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {t + 1} of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {t} · {t + 1} of"))
     assert text_of(browser, "validity") == "invalid"
     assert step.invalid_reason and text_of(browser, "invalid-reason") == step.invalid_reason
     assert text_of(browser, "raw-output") == (step.raw_output or "").strip()
@@ -168,7 +168,7 @@ def test_bandit_and_puzzle_pictures(browser: Any, served: str, runs: dict[str, P
     bandit = records(runs["mixed"])[0]
     run_id = RunDir(runs["mixed"]).read_manifest().run_id
     browser.get(f"{served}#/run/{run_id}/episode/{bandit.episode_id}/step/4")
-    wait(browser, lambda b: text_of(b, "step-label").startswith("step 5 of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith("step 4 · 5 of"))
     svg = browser.find_element(By.CSS_SELECTOR, "#step-view svg")
     assert "round 5 of" in svg.text
     assert len(svg.find_elements(By.CSS_SELECTOR, "rect.pulls")) == bandit.ground_truth["n_arms"]
@@ -211,7 +211,7 @@ def test_bundle_opens_from_file_url(
     last = len(sudoku.steps)
     for _ in range(last):
         browser.find_element(By.TAG_NAME, "body").send_keys("j")
-    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {last} of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {last - 1} · {last} of"))
     fills = browser.find_elements(By.CSS_SELECTOR, "#step-view svg text.fill")
     assert len(fills) == sudoku.ground_truth["blanks"]
 
@@ -323,7 +323,7 @@ def test_terminal_episode_shows_the_screen_and_the_discovery_mark(
     page = write_viewer_bundle([terminal_run], tmp_path / "bundle")
     browser.get(page.as_uri() + episode_link(run_id, record.episode_id, step=found))
     wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#step-view pre.term-screen"))
-    assert text_of(browser, "step-label").startswith(f"step {found + 1} of")
+    assert text_of(browser, "step-label").startswith(f"step {found} · {found + 1} of")
     # the screen is the observation the agent got after the step (below its title line)
     screen = browser.find_element(By.CSS_SELECTOR, "#step-view pre.term-screen").text
     after = record.steps[found + 1].observation
@@ -352,7 +352,7 @@ def test_terminal_episode_shows_the_screen_and_the_discovery_mark(
     assert reads > found
     for _ in range(reads - found):
         browser.find_element(By.TAG_NAME, "body").send_keys("j")
-    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {reads + 1} of"))
+    wait(browser, lambda b: text_of(b, "step-label").startswith(f"step {reads} · {reads + 1} of"))
     wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#step-view mark.term-interaction"))
     mark = browser.find_element(By.CSS_SELECTOR, "#step-view pre.term-keys mark.term-interaction")
     assert mark.text == "solution.sh"

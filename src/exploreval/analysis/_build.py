@@ -79,8 +79,28 @@ def _ci_text(mean: float, low: float, high: float) -> str:
 def _budget_text(values: pd.Series) -> str:
     finite = sorted({int(v) for v in pd.to_numeric(values, errors="coerce").dropna()})
     if not finite:
-        return "-"
+        return "none"
     return str(finite[0]) if len(finite) == 1 else f"{finite[0]}–{finite[-1]}"
+
+
+def success_definitions(table: pd.DataFrame) -> list[str]:
+    """One line per env of the table saying what its ``success`` is (``register_env``'s
+    ``success_means``); an env this install does not know keeps its source's meaning."""
+    from exploreval.core import ENV_REGISTRY
+
+    if table.empty or "env_id" not in table:
+        return []
+    lines = []
+    for env_id in sorted({str(e) for e in table["env_id"].dropna()}):
+        spec = ENV_REGISTRY.find(env_id)
+        meaning = spec.success_means if spec is not None and spec.success_means else ""
+        name = env_id.removeprefix("exploreval/")
+        lines.append(
+            f"`success` for {name}: {meaning}."
+            if meaning
+            else f"`success` for {name}: as the episode's source recorded it."
+        )
+    return lines
 
 
 def episode_budget(table: pd.DataFrame) -> pd.Series:
@@ -532,14 +552,16 @@ def _build_report(
         f"Per {' × '.join(group_keys(table)) if not table.empty else 'env × preset × agent'} "
         "(`condition`: the env options, when the run has several). `success [95% CI]`: success "
         "rate with its percentile-bootstrap CI over episodes; `n` = episodes scored; `steps` = "
-        "mean steps; `budget` = the step budget the episodes had (the env's own budget when it has "
-        "one, else the step cap); `invalid` = invalid-action rate; `tokens` = prompt + completion "
+        "mean steps (every action the agent took, all phases); `budget` = the step budget the "
+        "episodes had (the env's own budget when it has one, else the step cap; `none`: no cap, "
+        "the episode ends on its own); `invalid` = invalid-action rate; `tokens` = prompt + completion "
         "(k = thousand, M = million; hover for the split); `errored` = episodes that ended in an "
         "error and are not in `n`; `example` opens an episode in the viewer (the first unsolved "
         "one when there is one). Every column, unrounded: `results.parquet` and "
         "`exploreval score --wide`.",
         "",
     ]
+    summary_lines += [f"- {line}" for line in success_definitions(table)]
     summary_lines += [f"- {note}" for note in budget_notes(table)]
     if condition_note(table):
         summary_lines.append(f"- {condition_note(table)}")

@@ -72,18 +72,28 @@ def safe_href(href: str) -> bool:
     return scheme is None or scheme.group(1).lower() in _SAFE_SCHEMES
 
 
+#: Inline markdown: a backslash escape, `code`, [links](href), **bold** (which may hold code or
+#: escapes), _italic_ (which may hold `code` with underscores in it), and the one inline tag.
+_INLINE = re.compile(
+    r"\\([\\`*_\[\]()#|<>])"
+    r"|`([^`]+)`"
+    r"|\[([^\]]+)\]\(([^)\s]+)\)"
+    r"|\*\*((?:`[^`]*`|\\.|[^*])+)\*\*"
+    r"|(?<!\w)_((?:`[^`]*`|\\.|[^_`])+)_(?!\w)"
+    r'|<abbr title="([^"<>]*)">([^<>]*)</abbr>'
+)
+
+
 def _inline(text: str) -> str:
     """Inline markdown (code, links, bold, italic) to HTML, escaping everything else."""
     out: list[str] = []
     pos = 0
-    pattern = re.compile(
-        r"`([^`]+)`|\[([^\]]+)\]\(([^)\s]+)\)|\*\*([^*]+)\*\*|(?<!\w)_([^_]+)_(?!\w)"
-        r'|<abbr title="([^"<>]*)">([^<>]*)</abbr>'
-    )
-    for match in pattern.finditer(text):
+    for match in _INLINE.finditer(text):
         out.append(html.escape(text[pos : match.start()]))
-        code, label, href, bold, italic, tip, abbreviated = match.groups()
-        if tip is not None:  # the one inline HTML tag the sections use: a tooltip
+        escaped, code, label, href, bold, italic, tip, abbreviated = match.groups()
+        if escaped is not None:  # \* \_ \` ...: the character itself
+            out.append(html.escape(escaped))
+        elif tip is not None:  # the one inline HTML tag the sections use: a tooltip
             out.append(
                 f'<abbr title="{html.escape(tip, quote=True)}">{html.escape(abbreviated)}</abbr>'
             )

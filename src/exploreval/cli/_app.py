@@ -881,7 +881,7 @@ def demo_cmd(
     ] = False,
 ) -> None:
     """Small grid-suite evaluation: scripted baselines + the embedded local LLM, then a report."""
-    from exploreval.cli._demo import demo_spec, local_llm_available
+    from exploreval.cli._demo import demo_contrast, demo_spec, local_llm_available
 
     use_llm = llm and local_llm_available()
     if llm and not use_llm:
@@ -897,6 +897,8 @@ def demo_cmd(
     console.print(
         f"[green]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} resumed"
     )
+    for line in demo_contrast(out_dir):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     _print_outputs(path, out_dir)
 
 

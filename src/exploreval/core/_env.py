@@ -172,6 +172,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """The episode's hidden truth (map, DAG, arm means...), JSON-serialisable."""
 
     # -- optional hooks ----------------------------------------------------------------
+    #: Env options ``exploreval doctor`` checks :meth:`preflight` with besides the defaults, one
+    #: line each (``{"Terminal-Bench task images": {"image": "build", "network": True}}``).
+    doctor_variants: ClassVar[dict[str, dict[str, Any]]] = {}
+
     @classmethod
     def preflight(cls, options: dict[str, Any]) -> list[str]:
         """Problems that would fail every episode (e.g. a missing system tool), each with what

@@ -34,6 +34,8 @@ class EnvSpec:
     suite: str = ""
     #: Optional extras the env needs (``core._extras``), checked before a run starts.
     extras: tuple[str, ...] = ()
+    #: What an episode's ``success`` means for this env, in one line (the report shows it).
+    success_means: str = ""
 
     @property
     def name(self) -> str:
@@ -75,11 +77,13 @@ def register_env(
     default_preset: str | None = None,
     nondeterministic: bool | None = None,
     extras: tuple[str, ...] = (),
+    success_means: str = "",
 ) -> EnvSpec:
     """Register an env class (or a ``"module:Class"`` string) under a versioned id.
 
     With a lazy string, pass ``presets`` (names), ``default_preset`` and ``nondeterministic`` so
-    listing needs no import; ``EnvSpec.load`` checks they match the class.
+    listing needs no import; ``EnvSpec.load`` checks they match the class. ``success_means``:
+    one line saying what ``success`` is for this env (reports print it beside the rate).
     """
     if not _ENV_ID.match(env_id):
         raise ValueError(f"env id {env_id!r} must look like 'namespace/Name-v0'")
@@ -100,6 +104,7 @@ def register_env(
         nondeterministic=bool(nondeterministic),
         suite=current_plugin(),
         extras=tuple(extras),
+        success_means=success_means,
     )
     ENV_REGISTRY.register(env_id, spec, replace=True)
     from exploreval.core._gym import register_gymnasium_env

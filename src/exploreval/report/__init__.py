@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         merge_identical_series,
         overlap_styles,
         save_figure,
+        text_collisions,
         wilson_interval,
     )
     from exploreval.report._registry import (
@@ -70,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "episode_link": "._links",
     "episode_url": "._links",
     "figure_legend_below": "._plotting",
+    "text_collisions": "._plotting",
     "legend_outside": "._plotting",
     "merge_identical_series": "._plotting",
     "overlap_styles": "._plotting",
@@ -106,6 +108,7 @@ __all__ = [
     "episode_link",
     "episode_url",
     "figure_legend_below",
+    "text_collisions",
     "legend_outside",
     "merge_identical_series",
     "overlap_styles",

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,48 @@ def figure_legend_below(fig: Any, ax: Any, *, fontsize: float = 7, ncol: int = 4
     )
 
 
+#: Set (to anything) to make :func:`save_figure` refuse a figure whose words collide: the test
+#: suite sets it, so every figure any test draws is checked (:func:`text_collisions`).
+CHECK_FIGURES_ENV = "EXPLOREVAL_CHECK_FIGURES"
+
+
+class FigureLayoutError(ValueError):
+    """A figure draws a title, axis label or legend over another (``text_collisions``)."""
+
+
+def text_collisions(fig: Any, *, slack_px: float = 1.0) -> list[str]:
+    """Pairs of a figure's words drawn over each other: the figure's title, each panel's title and
+    axis labels, and every legend's box. Tick labels are left out (dense axes may touch)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    items: list[tuple[str, Any]] = []
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        items.append((f"figure title {fig._suptitle.get_text()!r}", fig._suptitle))
+    for legend in fig.legends:
+        items.append(("figure legend", legend))
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
+            if text.get_text() and text.get_visible():
+                items.append((repr(text.get_text()), text))
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            items.append(("a panel's legend", legend))
+    boxes = [(name, artist.get_window_extent(renderer)) for name, artist in items]
+    out = []
+    for i, (name_a, a) in enumerate(boxes):
+        for name_b, b in boxes[i + 1 :]:
+            w = min(a.x1, b.x1) - max(a.x0, b.x0)
+            h = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if w > slack_px and h > slack_px:
+                out.append(f"{name_a} overlaps {name_b}")
+    return out
+
+
 def save_figure(fig: Any, path: Any, dpi: int = 110, **options: Any) -> Path:
     """Save with everything drawn inside the image, legends outside the axes included (a
     constrained-layout figure already makes room for them; any other is cropped to what is drawn,
@@ -107,6 +150,10 @@ def save_figure(fig: Any, path: Any, dpi: int = 110, **options: Any) -> Path:
     from exploreval.core import write_atomic
 
     path = Path(path)
+    if os.environ.get(CHECK_FIGURES_ENV):
+        collisions = text_collisions(fig)
+        if collisions:
+            raise FigureLayoutError(f"{path.name}: " + "; ".join(collisions))
     fmt = options.pop("format", None) or path.suffix.lstrip(".") or "png"
     if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         options.setdefault("bbox_inches", "tight")

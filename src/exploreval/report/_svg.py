@@ -24,10 +24,12 @@ def _attrs(values: dict[str, object]) -> str:
 class Svg:
     """Collects elements; ``str(svg)`` is the document (``viewBox`` sized to ``width x height``)."""
 
-    def __init__(self, width: float, height: float, *, title: str = "") -> None:
+    def __init__(self, width: float, height: float, *, title: str = "", scale: float = 1.0) -> None:
         self.width = width
         self.height = height
         self.title = title
+        #: Shown at ``scale`` x its coordinates (a page may still shrink it to fit).
+        self.scale = scale
         self.items: list[str] = []
 
     def rect(self, x: float, y: float, w: float, h: float, **style: object) -> None:
@@ -52,6 +54,7 @@ class Svg:
         title = f"<title>{escape(self.title)}</title>" if self.title else ""
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width:g} {self.height:g}" '
-            f'width="{self.width:g}" height="{self.height:g}" font-family="sans-serif" '
+            f'width="{self.width * self.scale:g}" height="{self.height * self.scale:g}" '
+            f'font-family="sans-serif" '
             f'font-size="11">{title}{"".join(self.items)}</svg>'
         )

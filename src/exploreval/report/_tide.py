@@ -84,7 +84,9 @@ def _with_condition(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _grid(n: int) -> tuple[int, int]:
-    cols = min(n, 3)
+    """At most two panels side by side: a wider figure is shrunk to the page's width, and its
+    legends and ticks with it (three 7-inch panels were 2,310 px, legends ~5 px tall)."""
+    cols = min(n, 2)
     return math.ceil(n / cols), cols
 
 
@@ -108,7 +110,7 @@ def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path)
     )
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(
-        rows, cols, figsize=(7.0 * cols, 3.6 * rows), squeeze=False, layout="constrained"
+        rows, cols, figsize=(5.6 * cols, 3.6 * rows), squeeze=False, layout="constrained"
     )
     for ax, (env_id, preset, condition) in zip(axes.flat, panels, strict=False):
         part = curves[
@@ -166,7 +168,7 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
     )
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(
-        rows, cols, figsize=(6.6 * cols, 3.8 * rows), squeeze=False, layout="constrained"
+        rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False, layout="constrained"
     )
     rhos: dict[str, float | None] = {}
     for ax, (env_id, preset, condition) in zip(axes.flat, panels, strict=False):
@@ -188,7 +190,10 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("Loop Ratio (per task)")
         ax.set_ylabel("AUV (per task)")
-        ax.set_xlim(-0.03, 1.03)
+        # the data's own range (Loop Ratios cluster low): never a fixed 0-1 squashing them
+        high = float(part["loop_ratio"].max(skipna=True)) if len(part) else float("nan")
+        high = 1.0 if math.isnan(high) else min(1.0, max(0.05, high * 1.15))
+        ax.set_xlim(-0.03 * high, high * 1.03)
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
         legend_outside(ax)

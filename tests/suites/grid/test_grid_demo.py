@@ -10,7 +10,9 @@ from exploreval.analysis import build_report
 from exploreval.cli._demo import (
     DEMO_BASELINES,
     DEMO_LLM_BUDGET,
+    DEMO_LLM_LABEL,
     DEMO_PRESETS,
+    demo_contrast,
     demo_spec,
 )
 from exploreval.runner import plan_episodes, run_experiment
@@ -25,10 +27,14 @@ def test_demo_plan_with_and_without_the_local_llm() -> None:
     plan = plan_episodes(spec)
     llm_index = next(i for i, a in enumerate(spec.agents) if a.kind == "llm")
     llm = [e for e in plan if e.agent_index == llm_index]
-    assert [(e.preset, e.seed) for e in llm] == [(p, 0) for p in DEMO_PRESETS]  # seed 0 only
-    assert len(plan) == len(baselines) + 2
+    assert [(e.preset, e.seed) for e in llm] == [(DEMO_PRESETS[0], s) for s in (0, 1, 2)]
+    # every baseline also plays the LLM's capped maps: one condition to compare in
+    capped = [e for e in plan if e.env_options == {"budget": DEMO_LLM_BUDGET}]
+    assert len(capped) == 3 * (len(DEMO_BASELINES) + 1)
+    assert len(plan) == len(baselines) + len(capped)
     agent = spec.agents[llm_index]
     assert agent.model == "local:smollm2" and agent.harness == "react"
+    assert agent.constrain == "auto"  # on for the embedded model (issue 21)
     assert all(e.env_options == {"budget": DEMO_LLM_BUDGET} for e in llm)  # short episodes
 
 
@@ -96,8 +102,36 @@ def test_the_readme_demo_with_the_embedded_model_runs_end_to_end(tmp_path: Path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (out / "report" / "index.html").is_file()
     llm = [r for r in RunDir(out).iter_records() if r.agent.kind == "llm"]
-    assert len(llm) == len(DEMO_PRESETS)
+    assert len(llm) == 3
     assert all(r.status == "ok" and r.n_steps > 0 for r in llm)
     steps = [s for r in llm for s in r.steps]
     assert all(s.raw_output is not None and s.raw_output.strip() for s in steps)
     assert all(s.usage is not None and s.usage.completion_tokens > 0 for s in steps)
+    # constrained: every step a valid action (goal: >= 99%), the constraint on each step
+    assert sum(s.valid for s in steps) / len(steps) >= 0.99
+    assert all((s.agent_info or {}).get("constraint_wire") == "grammar" for s in steps)
+    # the model's row differs from the random walk's on a metric, CIs apart
+    contrast = demo_contrast(out)
+    assert contrast and any(line.strip().startswith(DEMO_LLM_LABEL) for line in contrast)
+    assert "Loop Ratio" in "".join(contrast) and "Loop Ratio" in done.stdout
+    assert _cis_apart(out, DEMO_LLM_LABEL, "random")
+
+
+def _cis_apart(out: Path, a: str, b: str) -> bool:
+    """Some contrast metric whose 95% CIs for agents ``a`` and ``b`` do not overlap."""
+    import pandas as pd
+
+    from exploreval.analysis import bootstrap_mean_ci
+    from exploreval.cli._demo import CONTRAST_METRICS
+
+    table = pd.read_parquet(out / "results.parquet")
+    table = table[table["condition"] == f"budget={DEMO_LLM_BUDGET}"]
+    for column, _ in CONTRAST_METRICS:
+        ci = {}
+        for agent in (a, b):
+            values = pd.to_numeric(table.loc[table["agent"] == agent, column], errors="coerce")
+            ci[agent] = bootstrap_mean_ci(values.dropna().to_numpy(float))
+        (_, lo_a, hi_a), (_, lo_b, hi_b) = ci[a], ci[b]
+        if hi_a < lo_b or hi_b < lo_a:
+            return True
+    return False

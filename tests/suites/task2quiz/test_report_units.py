@@ -57,3 +57,19 @@ def test_pooling_note_only_when_difficulties_differ() -> None:
     assert _pooling_note(both, "bars") == []
     apart = episodes([("a", "easy", 1, 1, 1, 1), ("b", "hard", 1, 1, 1, 1)])
     assert "did not all play the same difficulties" in " ".join(_pooling_note(apart, "bars"))
+
+
+def test_task2quiz_panels_move_their_legend_when_the_title_needs_the_line(tmp_path: Path) -> None:
+    """One narrow panel under a long title (Figures 4 and 8 with one agent): the legend goes
+    below the panels instead of over the title."""
+    import matplotlib.pyplot as plt
+
+    from exploreval.report import text_collisions
+    from exploreval.suites.task2quiz._report import _finish_panels
+
+    fig, axes = plt.subplots(1, 1, figsize=(3, 3), squeeze=False)
+    axes[0, 0].plot([0, 1], [0, 1], label="TSR (tasks won / tasks)")
+    axes[0, 0].plot([0, 1], [1, 0], label="EUS (correct / questions)")
+    _finish_panels(fig, axes, 1, "rate", "Figure 4: TSR and EUS by difficulty", tmp_path / "f.png")
+    assert text_collisions(fig) == []
+    assert (tmp_path / "f.png").stat().st_size > 0

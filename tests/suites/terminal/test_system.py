@@ -77,3 +77,24 @@ def test_install_script_installs_every_package_the_check_names() -> None:
     assert {pkg for pkg, _ in TOOLS.values()} - {"coreutils"} <= packages
     assert "python3-pytest" in packages
     assert os.access(Path(__file__).parents[3] / "scripts" / "install.sh", os.R_OK)
+
+
+def test_doctor_names_each_missing_tool_with_its_install_command(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Without tmux (and the image builder's and the network's tools), `exploreval doctor` says
+    which use of the terminal env needs what, and how to install it; doctor itself exits 0."""
+    from typer.testing import CliRunner
+
+    from exploreval.cli import app
+
+    monkeypatch.setattr(_system, "SYSTEM_PATH", _path_without(tmp_path, "tmux"))
+    result = CliRunner().invoke(app, ["doctor", "--no-smoke"])
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.stdout.splitlines() if "Terminal-v0" in x]
+    assert lines and all(x.startswith("missing") for x in lines)
+    assert any("tmux is not installed" in x and "apt-get install -y tmux" in x for x in lines)
+    images = [x for x in lines if "task images" in x]
+    assert any("mmdebstrap" in x for x in images) and any("slirp4netns" in x for x in images)
+    assert not any("mmdebstrap" in x for x in lines if "task images" not in x)
+    assert any(x.startswith("ok") and "GridDAG-v0" in x for x in result.stdout.splitlines())

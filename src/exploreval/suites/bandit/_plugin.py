@@ -74,6 +74,8 @@ def register() -> None:
         presets=list(INSTANCE_PRESETS),
         default_preset="hard",
         description="Bernoulli multi-armed bandit (Krishnamurthy et al. 2024)",
+        success_means="a best arm is among the arms pulled most often over the episode "
+        "(the agent identified it); reward alone is not success",
     )
     for name, (cls, description) in _AGENTS.items():
         register_agent(name, f"{_M}._agents:{cls}", families=(FAMILY,), description=description)

@@ -108,6 +108,24 @@ def bandit_report(
     return sections
 
 
+#: One line per row of the Figure 4 table and per column of the reward table (Section 3.3).
+ROW_DEFINITIONS = (
+    "- **MedianReward**: the median over replicates of the time-averaged reward, rescaled so "
+    "that 0 is the worst arm's mean and 1 the best arm's (footnote 10: below 0 is worse than "
+    "always pulling the worst arm).\n"
+    "- **SuffFailFreq(T/2)**: the share of replicates that never pull a best arm in the second "
+    "half of the rounds (an exploration failure).\n"
+    "- **K\\*MinFrac**: K times the smallest share of rounds any arm got, 0 to 1 (near 0: some "
+    "arm was all but never tried; 1: uniform).\n"
+    "- **GreedyFrac**: the share of rounds that pulled an arm with the best average so far (an "
+    "exploitation measure).\n"
+    "- `best_arm_fraction`: share of rounds that pulled a best arm; `least_frac`: share that "
+    "pulled a least-pulled-so-far arm; `pseudo_regret`: T × best mean − the sum of the pulled "
+    "arms' means; `mean_reward`: reward per round, not rescaled. An episode's `success` is a "
+    "best arm among its most-pulled arms."
+)
+
+
 def _panel_links(
     agents: dict[str, BanditTrajectories], replicates: dict[str, list[EpisodeRecord]]
 ) -> list[str]:
@@ -175,7 +193,10 @@ def _instance_sections(
         f"Summary table in the layout of the paper's Figure 4. Columns marked (sim) are the "
         f"baselines simulated on this instance ({REFERENCE_REPLICATES} replicates, seed "
         f"{REFERENCE_SEED}); the others are this run's agents.\n\n{table}\n\n"
-        "Reward, regret and validity:\n\n" + "\n".join(lines) + "\n\n"
+        + ROW_DEFINITIONS
+        + "\n\nReward, regret and validity:\n\n"
+        + "\n".join(lines)
+        + "\n\n"
         "Figures: SuffFailFreq(T/2) vs K·MinFrac(T) with the ε-Greedy curve (Figure 3); "
         "best-arm plays, SuffFailFreq(t) and time-averaged reward (Figure 1); arm traces "
         f"(Figure 8); per-replicate fraction of best-arm pulls (Figure 9){note}."

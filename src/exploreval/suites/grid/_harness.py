@@ -70,8 +70,10 @@ class ReactHarness(Harness):
         return system_prompt(self.strategy, self.reasoning, memory=False)
 
     def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
-        """The JSON move object (after free reasoning when ``reasoning`` is on)."""
-        moves = ("up", "down", "left", "right")
+        """The JSON move object (after free reasoning when ``reasoning`` is on), naming one of
+        this cell's admissible moves (the observation lists them; all four when it does not)."""
+        allowed = info.get("moves")
+        moves = tuple(m for m in ("up", "down", "left", "right") if not allowed or m in allowed)
         obj = '"{\\"action\\": \\"" move "\\"}"'
         root = f"{gbnf_free_text(400, without='{')} {obj}" if self.reasoning else obj
         return Constraint(

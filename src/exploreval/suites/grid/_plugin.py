@@ -38,6 +38,7 @@ def register() -> None:
         presets=[*main_preset_names(), *map_preset_names()],
         default_preset=DEFAULT_PRESET,
         description="Partially observable grid map with a hidden task DAG (Park et al.)",
+        success_means="the goal node was achieved within the map's hidden step budget",
     )
     for name, cls, description in (
         ("random", "RandomWalkAgent", "uniform random admissible move"),

@@ -76,7 +76,7 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
         if 0 <= index < len(cases):
             case_now = cases[index]
     h = task.height
-    svg = Svg(max(task.width * _CELL + 2 * _PAD, 330), h * _CELL + 2 * _PAD + 30, title="grid map")
+    svg = Svg(task.width * _CELL + 2 * _PAD, h * _CELL + 2 * _PAD, title="grid map", scale=2)
 
     def centre(cell: tuple[int, int]) -> tuple[float, float]:
         return (_PAD + (cell[0] + 0.5) * _CELL, _PAD + (h - 1 - cell[1] + 0.5) * _CELL)
@@ -119,7 +119,7 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
             stroke="#000" if node.id == task.goal else "none",
             stroke_width=2 if node.id == task.goal else 0,
         )
-        svg.text(cx, cy + 3, labels[node.id][:4], text_anchor="middle", font_size=8)
+        svg.text(cx, cy + 2.5, labels[node.id][:4], text_anchor="middle", font_size=6.5)
     for cell, kinds in marks.items():
         kind = "both" if len(kinds) == 2 else next(iter(kinds))
         cx, cy = centre(cell)
@@ -136,16 +136,20 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
             stroke_opacity=0.7,
             class_="path",
         )
+    # the agent is a ring around its cell, so the node label under it stays readable
     ax, ay = centre(path[-1])
-    svg.circle(ax, ay, _CELL / 4, fill=_COLOURS["path"], stroke="#fff", class_="agent")
+    svg.circle(ax, ay, _CELL / 2 - 1.5, fill="none", stroke=_COLOURS["path"], stroke_width=3,
+               class_="agent")  # fmt: skip
     n_explore = sum(1 for k in marks.values() if "explore" in k)
     n_exploit = sum(1 for k in marks.values() if "exploit" in k)
-    bottom = _PAD + h * _CELL + 14
-    svg.text(
-        _PAD,
-        bottom,
-        f"after {upto} moves  pos={list(path[-1])}  achieved {len(achieved)}/{len(task.nodes)}",
-    )
-    caption = CASE_TEXT.get(case_now, "") if case_now is not None else "start"
-    svg.text(_PAD, bottom + 14, f"{caption}  error cells: explore {n_explore}, exploit {n_exploit}")
-    return StepView("svg", str(svg), caption=note or caption)
+    # the words go in the caption (HTML, which wraps), never in the picture (which clips)
+    case = CASE_TEXT.get(case_now, "") if case_now is not None else "at the start"
+    lines = [
+        f"after {upto} moves: at {list(path[-1])}, {len(achieved)} of {len(task.nodes)} nodes "
+        f"achieved",
+        f"this move: {case}" if case_now is not None else case,
+        f"cells entered with an error so far: exploration {n_explore}, exploitation {n_exploit}",
+    ]
+    if note:
+        lines.append(note)
+    return StepView("svg", str(svg), caption="\n".join(lines))

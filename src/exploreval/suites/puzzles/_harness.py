@@ -169,7 +169,7 @@ class PuzzleHarness(Harness):
         """``<analysis>`` (bounded free text) then one well-formed ``<action>``: the reply's
         shape is fixed, whether the move is legal is still the env's to judge."""
         root = (
-            f'"<analysis>" {gbnf_free_text(600, without="<")} "</analysis>\\n<action>" '
+            f'"<analysis>" {gbnf_free_text(300, without="<")} "</analysis>\\n<action>" '
             f'action "</action>"'
         )
         return Constraint(name=f"{self.family} action",

@@ -38,6 +38,14 @@ _BASELINES = {
 FAMILIES = tuple(family for family, *_ in _ENVS.values())
 
 
+#: What ``success`` is per puzzle (the report prints it beside the rate).
+_SUCCESS = {
+    "frozenlake": "the player reached the goal cell without falling in a hole",
+    "blocksworld": "the blocks were in the goal configuration",
+    "sudoku": "the grid equals the puzzle's unique solution",
+}
+
+
 def register() -> None:
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
@@ -55,6 +63,7 @@ def register() -> None:
             presets=presets,
             default_preset="paper",
             description=description,
+            success_means=_SUCCESS[family],
         )
     for family, (module, prefix, harness) in _BASELINES.items():
         where = f"{_M}.{module}:{prefix}"

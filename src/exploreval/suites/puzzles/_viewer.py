@@ -35,7 +35,7 @@ def _frozenlake(record: EpisodeRecord, index: int) -> StepView | None:
         if isinstance(pos, list | tuple) and len(pos) == 2:
             path.append(tuple(pos))
     n_rows, n_cols = len(rows), max(len(r) for r in rows)
-    svg = Svg(n_cols * _CELL + 20, n_rows * _CELL + 40, title="FrozenLake board")
+    svg = Svg(n_cols * _CELL + 20, n_rows * _CELL + 20, title="FrozenLake board", scale=1.5)
     colours = {"H": "#1f3a5f", "G": "#3cb44b", "S": "#dbe9f6", "F": "#eef6fb"}
     for r, line in enumerate(rows):
         for c, ch in enumerate(line):
@@ -62,10 +62,12 @@ def _frozenlake(record: EpisodeRecord, index: int) -> StepView | None:
 
     if len(path) > 1:
         svg.polyline([centre(p) for p in path], stroke="#7b3fa0", stroke_width=2, class_="path")
-    px, py = centre(path[-1])
-    svg.circle(px, py, _CELL / 4, fill="#7b3fa0", stroke="#fff", class_="agent")
-    svg.text(10, n_rows * _CELL + 30, f"after {len(path) - 1} moves  player at {list(path[-1])}")
-    return StepView("svg", str(svg), caption=f"player at {list(path[-1])}")
+    px, py = centre(path[-1])  # a ring, so the H or G under the player stays readable
+    svg.circle(px, py, _CELL / 2 - 2, fill="none", stroke="#7b3fa0", stroke_width=3,
+               class_="agent")  # fmt: skip
+    moves = len(path) - 1
+    return StepView("svg", str(svg), caption=f"after {moves} move{'s' * (moves != 1)}: "
+                    f"player at row {path[-1][0]}, column {path[-1][1]}")  # fmt: skip
 
 
 def _sudoku(record: EpisodeRecord, index: int) -> StepView | None:
@@ -80,7 +82,7 @@ def _sudoku(record: EpisodeRecord, index: int) -> StepView | None:
         if isinstance(cell, list | tuple) and len(cell) == 2 and value is not None:
             fills[(int(cell[0]), int(cell[1]))] = (int(value), step.info.get("correct"))
     box = int(round(n**0.5))
-    svg = Svg(n * _CELL + 20, n * _CELL + 40, title="Sudoku board")
+    svg = Svg(n * _CELL + 20, n * _CELL + 20, title="Sudoku board", scale=1.5)
     for r in range(n):
         for c in range(n):
             x, y = 10 + c * _CELL, 10 + r * _CELL
@@ -105,8 +107,8 @@ def _sudoku(record: EpisodeRecord, index: int) -> StepView | None:
     for k in range(0, n + 1, box):
         svg.line(10, 10 + k * _CELL, 10 + n * _CELL, 10 + k * _CELL, stroke="#000", stroke_width=2)
         svg.line(10 + k * _CELL, 10, 10 + k * _CELL, 10 + n * _CELL, stroke="#000", stroke_width=2)
-    svg.text(10, n * _CELL + 30, f"{len(fills)} cells filled")
-    return StepView("svg", str(svg), caption=f"{len(fills)} cells filled")
+    blanks = sum(1 for row in puzzle for ch in row if ch in "_0.")
+    return StepView("svg", str(svg), caption=f"{len(fills)} of {blanks} blank cells filled")
 
 
 _ON = re.compile(r"^(\w+) is on (\w+)\.$")
@@ -147,8 +149,8 @@ def _blocksworld(record: EpisodeRecord, index: int) -> StepView | None:
         return None
     goal_lines = record.ground_truth.get("goal") or []
     tallest = max((len(s) for s in stacks), default=1)
-    width = max(len(stacks), 1) * 50 + 200
-    svg = Svg(width, (tallest + 2) * 24 + 30, title="BlocksWorld state")
+    width = max(len(stacks), 2) * 50 + 20
+    svg = Svg(width, (tallest + 2) * 24 + 30, title="BlocksWorld state", scale=1.5)
     ground = (tallest + 1) * 24 + 14
     svg.line(4, ground, len(stacks) * 50 + 10, ground, stroke="#333", stroke_width=2)
     for k, stack in enumerate(stacks):
@@ -160,13 +162,13 @@ def _blocksworld(record: EpisodeRecord, index: int) -> StepView | None:
         svg.text(10, 14, "in hand:")
         svg.rect(60, 2, 40, 20, fill="#9ecae1", stroke="#333", class_="block held")
         svg.text(80, 16, held, text_anchor="middle")
-    gx = len(stacks) * 50 + 24
-    svg.text(gx, 14, "goal:", font_weight="bold")
-    for k, line in enumerate(goal_lines[:12] if isinstance(goal_lines, list) else []):
-        svg.text(gx, 28 + k * 13, line, font_size=10)
-    return StepView(
-        "svg", str(svg), caption=f"{len(stacks)} stacks" + (f", holding {held}" if held else "")
-    )
+    # the goal goes in the caption (HTML wraps it), never beside the stacks (it would clip)
+    goal = "; ".join(str(g).rstrip(".") for g in goal_lines) if isinstance(goal_lines, list) else ""
+    lines = [f"{len(stacks)} stack{'s' * (len(stacks) != 1)}"
+             + (f", holding {held}" if held else ", hand empty")]  # fmt: skip
+    if goal:
+        lines.append(f"goal: {goal}")
+    return StepView("svg", str(svg), caption="\n".join(lines))
 
 
 def step_view(record: EpisodeRecord, index: int) -> StepView | None:

@@ -28,6 +28,8 @@ def register() -> None:
         default_preset="easy",
         extras=("textworld",),
         description="TextWorld coverage tasks in one world, then a quiz (Task2Quiz: TSR, EUS)",
+        success_means="every Stage-1 task of the world was won (TSR = 1); the quiz is scored "
+        "separately (EUS)",
     )
     agents = (
         (

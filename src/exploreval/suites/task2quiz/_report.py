@@ -825,13 +825,19 @@ def _finish_panels(fig: Any, axes: Any, used: int, ylabel: str, title: str, path
         ax.set_ylabel(ylabel, fontsize=8)
     for ax in list(axes.flat)[used:]:
         ax.set_visible(False)
+    from exploreval.report import text_collisions
+
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(
+    legend = fig.legend(
         handles, labels, loc="upper right", bbox_to_anchor=(0.995, 1.0), ncol=2, fontsize=8,
         frameon=False,
     )  # fmt: skip
     fig.suptitle(title, y=0.995, fontsize=10, x=0.01, ha="left")
     fig.tight_layout()  # leaves room for the suptitle; the legend sits on its line
-    save_figure(fig, path, dpi=110, bbox_inches="tight")
+    if text_collisions(fig):  # a narrow figure (one panel): the legend goes below the panels
+        legend.remove()
+        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                            ncol=2, fontsize=8, frameon=False)  # fmt: skip
+    save_figure(fig, path, dpi=110, bbox_inches="tight", bbox_extra_artists=[legend])
     plt.close(fig)
     return path

@@ -15,7 +15,9 @@ Ubuntu). The mapping (docs/terminal.md, "Images", has the table):
   the variant's Debian release is not when it disagrees (``python:3.10-slim-bookworm`` is Ubuntu
   jammy), and a non-slim variant adds the build tools its ``buildpack-deps`` base has.
 * Terminal-Bench's own bases: ``ghcr.io/laude-institute/t-bench/python-3-13`` = ``python:3.13``
-  + tmux + asciinema; ``.../ubuntu-24-04`` = ``ubuntu:24.04`` + tmux + asciinema.
+  + tmux (its asciinema, Terminal-Bench's recorder, is left out: on the mapped image's only
+  Python its Debian dependencies would block pip upgrades); ``.../ubuntu-24-04`` =
+  ``ubuntu:24.04`` + tmux + asciinema.
 * Anything else (alpine, other registries' application images) is refused with the reason.
 
 Every image also gets what the harness needs inside it: ``tmux`` (the agent's terminal), ``bash``,
@@ -109,10 +111,15 @@ def map_base(image: str, platform: str | None = None) -> Base:
     if name.startswith(_TBENCH):
         kind = name[len(_TBENCH) :]
         if kind == "python-3-13":
+            # asciinema is left out here: Terminal-Bench's recorder (exploreval records its own
+            # casts), and its Debian package would put typeguard, typing-extensions... on the
+            # image's only Python, where pip then cannot upgrade them (python:3.13's pip in
+            # /usr/local never sees Debian's python3 modules)
             base = map_base("python:3.13-slim-bookworm")
-            return _with(base, ("tmux", "asciinema"),
+            return _with(base, ("tmux",),
                          f"{image} = python:3.13-slim-bookworm + tmux, asciinema, WORKDIR /app "
-                         f"-> {base.distro} {base.release}{pinned}", "/app")  # fmt: skip
+                         f"-> {base.distro} {base.release} (without asciinema: exploreval records "
+                         f"the pane itself){pinned}", "/app")  # fmt: skip
         if kind == "ubuntu-24-04":
             return _with(map_base("ubuntu:24.04"), ("tmux", "asciinema"),
                          f"{image} = ubuntu:24.04 + tmux, asciinema, WORKDIR /app -> ubuntu "
@@ -145,7 +152,8 @@ def map_base(image: str, platform: str | None = None) -> Base:
         keyring = ("ubuntu-keyring",) if distro == "ubuntu" else ()
         wheels: tuple[str, ...] = ()
         if tuple(map(int, version.split("."))) <= (3, 11):  # images to 3.11 ship setuptools
-            wheels = ("python-pip-whl",) if rel == "focal" else (
+            # releases before bookworm/jammy ship one package with every wheel in it
+            wheels = ("python-pip-whl",) if rel in ("focal", "bullseye", "buster") else (
                 "python3-setuptools-whl", "python3-wheel-whl")  # fmt: skip
         packages = _PYTHON_PACKAGES + keyring + wheels + (() if "slim" in variant else _BUILDPACK)
         wanted = re.search(r"(bookworm|bullseye|trixie|buster)", variant)

@@ -325,12 +325,23 @@ class TerminalEnv(AsyncTextEnv):
         self._seed_arg: int | None = None
         self._image_built: Any = None
 
+    doctor_variants: ClassVar[dict[str, dict[str, Any]]] = {
+        "Terminal-Bench / Harbor task images": {"image": "build", "tasks": "<a task dir>"},
+        "a network in the agent's sandbox": {"network": True},
+    }
+
     @classmethod
     def preflight(cls, options: dict[str, Any]) -> list[str]:
-        """Missing system tools, reported once at run start (docs/terminal.md, System check)."""
-        from exploreval.suites.terminal._system import check_system
+        """Missing system tools, reported once at run start (docs/terminal.md, System check):
+        the sandbox's always; the image builder's when the tasks may build images (a task
+        directory, or ``image=build``); the user-mode network's when a sandbox gets one."""
+        from exploreval.suites.terminal._system import check_system, missing_tools
 
-        return list(check_system().problems)
+        image = str(options.get("image", "auto"))
+        source = str(options.get("tasks", "builtin"))
+        build = image == "build" or (image == "auto" and source != "builtin")
+        network = bool(options.get("network")) or bool(options.get("test_network")) or build
+        return list(check_system().problems) + missing_tools(build=build, network=network)
 
     @property
     def max_steps(self) -> int | None:

@@ -66,7 +66,7 @@ from exploreval.suites.terminal._docker_syntax import (
 from exploreval.suites.terminal._errors import TaskFormatError
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 UV_VERSION = "0.7.13"
 PYTEST_VERSION = "8.4.1"
 UV_CACHE = "/opt/exploreval-uv-cache"
@@ -91,6 +91,8 @@ _UNREACHABLE = (
     re.compile(r"Name or service not known.*?([\w-]+\.[\w.-]+)"),
     re.compile(r"unable to resolve host address [‘'\"]([\w.-]+)"),
     re.compile(r"Resolving ([\w.-]+) \([\w.-]+\)\.\.\. failed"),
+    # uv: "error sending request for url (https://github.com/...)" ... "dns error"
+    re.compile(r"(?:Failed to download|error sending request for url \(?) ?https?://([\w.-]+)"),
 )
 _BUILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -551,7 +553,9 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
             "flag=--break-system-packages",
             "python3 -m pip install --quiet $flag --ignore-installed --no-index "
             f"--find-links /usr/share/python-wheels pip{extra}",
-            "apt-get purge -y -qq python3-pip >/dev/null",
+            # and what apt's pip pulled in (python3-wheel, setuptools...): the official images'
+            # Python has no Debian modules for pip to trip over when it upgrades one
+            "apt-get purge -y -qq --autoremove python3-pip >/dev/null",
             "ln -sf /usr/bin/python3 /usr/local/bin/python",
             "[ -e /usr/local/bin/pip ] || ln -s pip3 /usr/local/bin/pip",
             "python -m pip --version",
@@ -638,19 +642,33 @@ def unreachable_in(texts: list[str]) -> str | None:
     )
     for text in texts:
         for match in pattern.finditer(text):
-            host = match.group(1) or match.group(2)
-            if not reachable(host):
+            host = (match.group(1) or match.group(2)).lower()
+            if _internet_host(host) and not reachable(host):
                 return host
     return None
+
+
+_HOSTNAME = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$")
+
+
+def _internet_host(name: str) -> bool:
+    """Could ``name`` be a host on the internet? Not ``localhost``, an address, a one-label name
+    (a compose service: ``remote``) or a Python module path that a traceback printed near a
+    network error (``urllib.request``, ``pip._vendor...``)."""
+    if not _HOSTNAME.match(name) or name.endswith(".localhost"):
+        return False
+    first = name.split(".", 1)[0]
+    return first not in sys.stdlib_module_names and first not in {"pip", "requests", "urllib3"}
 
 
 def _unreachable_host(output: str, command: list[str] | None = None) -> str | None:
     """The host a network failure in ``output`` names; else, when the output shows a network
     failure, a host the failing ``command`` fetches from that this machine cannot reach."""
     for pattern in _UNREACHABLE:
-        match = pattern.search(output)
-        if match:
-            return match.group(1).strip(".'")
+        for match in pattern.finditer(output):
+            host = match.group(1).strip(".'").lower()
+            if _internet_host(host) and not reachable(host):
+                return host
     if command and _NETWORK_FAILURE.search(output):
         return unreachable_in(command)
     return None

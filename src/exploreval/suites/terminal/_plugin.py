@@ -97,6 +97,8 @@ def register() -> None:
         family=FAMILY,
         nondeterministic=True,
         description="Terminal tasks in a bubblewrap + tmux sandbox, solution injection optional",
+        success_means="the task's hidden tests all passed in a fresh sandbox after the episode "
+        "(resolved)",
     )
     register_agent(
         "random", f"{_M}._agents_basic:RandomTerminalAgent", families=(FAMILY,),

@@ -355,7 +355,7 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
     if _completes(step.action):
         keys += '\n<span style="color:#8ce99a">task marked complete</span>'
     offset_screen = _screen_html(rest, step, hits)
-    bar = f"{html.escape(condition)} · step {index + 1} of {len(record.steps)}"
+    bar = f"{html.escape(condition)} · step {index} ({index + 1} of {len(record.steps)})"
     parts = [
         f'<div style="{_BAR}">keystrokes sent</div>',
         f'<pre class="term-keys" style="{_KEYS}">{keys}</pre>',

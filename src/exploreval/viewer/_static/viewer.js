@@ -150,9 +150,24 @@
 
   function columnOf(ix, name) { return ix.metrics[name] || ix.columns[name]; }
 
+  /** The default order: by run, env, preset, seed and repeat (as the run was planned), not the
+   *  order episodes finished in; ties keep the log's order (the agents, as listed in the spec). */
+  function planOrder(pairs) {
+    const text = (ix, name, row) => { const c = ix.columns[name]; return c ? c.values[c.codes[row]] : ""; };
+    const order = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const ix = state.indexes[pairs[i]], row = pairs[i + 1];
+      order.push([pairs[i], text(ix, "env", row), text(ix, "preset", row), ix.columns.seed[row] ?? 0, ix.columns.repeat[row] ?? 0, i, row]);
+    }
+    order.sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]) || a[2].localeCompare(b[2]) || a[3] - b[3] || a[4] - b[4] || a[5] - b[5]);
+    const out = [];
+    for (const o of order) out.push(o[0], o[6]);
+    return out;
+  }
+
   /** Sort (run, row) pairs by a list column or metric; "-name" descending; missing values last. */
   function sortRows(pairs, sort) {
-    if (!sort) return pairs;
+    if (!sort) return planOrder(pairs);
     const desc = sort.startsWith("-"), name = desc ? sort.slice(1) : sort;
     const order = [];
     for (let i = 0; i < pairs.length; i += 2) {
@@ -288,6 +303,18 @@
     drawEpisode();
   }
 
+  // One definition of "steps" everywhere (viewer, report, tables): every action the agent took,
+  // numbered from 0 (the env's "Step 8" is step 8), split by phase when the episode has several.
+  function stepCount(ep) {
+    const n = ep.steps.length;
+    const phases = {};
+    for (const st of ep.steps) phases[st.phase] = (phases[st.phase] || 0) + 1;
+    const names = Object.keys(phases);
+    const split = names.length > 1 ? " (" + names.map((p) => `${phases[p]} ${p}`).join(" + ") + ")" : "";
+    const perTask = (ep.tasks || []).length > 1 ? " per task" : "";
+    return `${n} steps${split}${ep.max_steps ? " · cap " + ep.max_steps + perTask : ""}`;
+  }
+
   function stepHash(step) {
     const ix = state.indexes[cur.k];
     return `#/run/${encodeURIComponent(ix.run_id)}/episode/${encodeURIComponent(cur.ep.episode_id)}/step/${step}`;
@@ -315,7 +342,7 @@
       el("h2", {}, `${ep.env_id.replace(/^exploreval\//, "")} · ${ep.preset ?? "–"} · seed ${ep.seed} · rep ${ep.repeat}`),
       el("span", {}, "agent ", el("b", {}, ep.agent.name)),
       el("span", { class: ep.success ? "yes" : "no", id: "ep-success" }, ep.success ? "solved" : "not solved"),
-      el("span", {}, `${n} steps${ep.max_steps ? " (cap " + ep.max_steps + ")" : ""}`),
+      el("span", { id: "ep-steps" }, stepCount(ep)),
       el("span", {}, `reward ${fmt(ep.total_reward)}`),
       el("span", {}, `tokens ${ep.usage.prompt_tokens} in / ${ep.usage.completion_tokens} out, ${ep.usage.calls} calls`),
       el("span", { class: "muted" }, ep.episode_id));
@@ -330,15 +357,17 @@
     const slider = el("input", { type: "range", min: 0, max: n - 1, value: cur.step, id: "step-slider", oninput: (e) => { location.hash = stepHash(e.target.value); } });
     parts.push(el("div", { class: "stepnav" },
       el("button", { id: "prev-step", disabled: cur.step === 0, onclick: () => moveStep(-1) }, "‹ k"),
-      el("span", { id: "step-label" }, `step ${cur.step + 1} of ${n} (t=${s.t}${s.phase !== "task" ? ", " + s.phase : ""}${s.task ? ", task " + s.task : ""})`),
+      el("span", { id: "step-label" }, `step ${s.t} · ${cur.step + 1} of ${n}${s.phase !== "task" ? " · " + s.phase : ""}${s.task ? " · task " + s.task : ""}`),
       el("button", { id: "next-step", disabled: cur.step >= n - 1, onclick: () => moveStep(1) }, "j ›"),
       slider));
     const strip = el("div", { class: "strip", id: "strip" });
     ep.steps.forEach((st, i) => {
       const cls = [!st.valid ? "invalid" : st.annotations["tide.loop"] ? "loop" : "", i === cur.step ? "cur" : ""].join(" ").trim();
-      strip.append(el("span", { class: cls, title: `t=${st.t} ${st.action}`, onclick: () => { location.hash = stepHash(i); } }));
+      strip.append(el("span", { class: cls, title: `step ${st.t}: ${st.action}`, onclick: () => { location.hash = stepHash(i); } }));
     });
-    parts.push(strip);
+    parts.push(strip, el("div", { class: "strip-legend", id: "strip-legend" },
+      el("span", {}, el("i", {}), "valid action"), el("span", {}, el("i", { class: "invalid" }), "invalid action"),
+      el("span", {}, el("i", { class: "loop" }), "in a loop (TIDE's Loop Ratio counts it)"), el("span", {}, el("i", { class: "cur" }), "this step")));
 
     const u = s.usage;
     const action = el("div", {},
@@ -360,7 +389,7 @@
         ...s.prompt.map(([role, m]) => el("div", { class: "msg " + role }, el("div", { class: "role" }, role), pre(ep.messages[m]))))
       : el("p", { class: "muted", id: "prompt" }, s.prompt_error || "no prompt (scripted agent)");
     const after = cur.step === n - 1 && ep.final_observation ? panel("observation after the last step", pre(ep.final_observation, "final-observation")) : null;
-    const left = el("div", {}, panel(`picture after step ${cur.step + 1}`, viewNode(s.view)), panel("step", facts), panel("per-step metrics", annTable));
+    const left = el("div", {}, panel(`picture after step ${s.t}`, viewNode(s.view)), panel("step", facts), panel("per-step metrics", annTable));
     const right = el("div", {},
       panel("observation (before the action)", pre(s.observation, "observation")), after,
       panel("raw output", pre(s.raw_output, "raw-output")),
