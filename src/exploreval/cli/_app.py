@@ -39,6 +39,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = ()
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from exploreval.core._extras import MissingExtraError
     from exploreval.core._registry import UnknownNameError
     from exploreval.core._sqlite import CorruptDatabaseError
     from exploreval.models._errors import ModelError
@@ -46,6 +47,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from exploreval.store._errors import StoreError
 
     return (
+        MissingExtraError,
         CorruptDatabaseError,
         UnknownNameError,
         SpecError,
@@ -916,10 +918,11 @@ class _Host:
 
 def _register_suite_commands() -> None:
     """Commands of cross-suite areas, then every suite plugin's own commands."""
-    from exploreval.cli import _doctor, _report, _tide, _view
+    from exploreval.cli import _doctor, _export, _report, _tide, _view
     from exploreval.core import SUITE_PLUGINS, load_plugins, resolve
 
     _doctor.register(app)
+    _export.register(app)
     _report.register(app)
     _tide.register(app)
     _view.register(app)

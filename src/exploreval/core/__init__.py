@@ -19,7 +19,13 @@ if TYPE_CHECKING:
         make_env,
         register_env,
     )
-    from exploreval.core._extras import EXTRAS, Extra, extra_problem
+    from exploreval.core._extras import (
+        EXTRAS,
+        Extra,
+        MissingExtraError,
+        extra_problem,
+        require_extra,
+    )
     from exploreval.core._files import unique_tmp, write_atomic, write_text_atomic
     from exploreval.core._gym import register_all_with_gymnasium
     from exploreval.core._ids import canonical_json, episode_id, stable_hash
@@ -87,6 +93,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "EXTRAS": "._extras",
+    "MissingExtraError": "._extras",
+    "require_extra": "._extras",
     "Extra": "._extras",
     "extra_problem": "._extras",
     "option_bool": "._options",
@@ -164,6 +172,8 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
     "EXTRAS",
+    "MissingExtraError",
+    "require_extra",
     "Extra",
     "extra_problem",
     "option_bool",

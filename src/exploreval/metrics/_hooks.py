@@ -7,7 +7,9 @@ A suite registers, for its env family (or an env name / id):
 * a **budget** function (the episode's own step budget, TIDE's t_max fallback for suites the paper
   does not cover, when the record's ``max_steps`` is not it);
 * a **progress** function (a per-step progress trace when the env's own ``progress`` is not the
-  right notion, e.g. the bandit's expected-reward efficiency).
+  right notion, e.g. the bandit's expected-reward efficiency);
+* its **headline metrics**: the few episode columns that say the most about an agent of the
+  family (what an inspect_ai export shows as scores, docs/inspect.md).
 
 Values may be ``"module:attribute"`` strings, resolved on first use.
 """
@@ -34,6 +36,21 @@ PROGRESS: Registry[Any] = Registry("progress hook", loader=load_plugins)
 #: Keyed by family.
 BUDGETS: Registry[Any] = Registry("budget hook", loader=load_plugins)
 BudgetFn = Callable[["EpisodeRecord"], "int | None"]
+#: Keyed by family: episode-metric column names, most telling first.
+HEADLINE_METRICS: Registry[tuple[str, ...]] = Registry("headline metrics", loader=load_plugins)
+#: What every family shows before its own headline metrics.
+COMMON_HEADLINE = ("success", "steps", "invalid_rate", "tide_auv", "tide_loop_ratio")
+
+
+def register_headline_metrics(family: str, columns: tuple[str, ...] | list[str]) -> None:
+    """The episode-metric columns that say the most about an agent of ``family``."""
+    HEADLINE_METRICS.register(family, tuple(columns), replace=True)
+
+
+def headline_metrics(family: str) -> tuple[str, ...]:
+    """The common headline columns, then the family's own (each once)."""
+    own = HEADLINE_METRICS.find(family) or ()
+    return tuple(dict.fromkeys((*COMMON_HEADLINE, *own)))
 
 
 def register_state_identity(name: str, identity: StateIdentity | str) -> None:

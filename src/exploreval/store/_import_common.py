@@ -123,10 +123,16 @@ class ImportedEpisode:
     #: The tool recorded that the episode failed with an exception (e.g. a Harbor trial's
     #: ``exception_info``): the record is stored with status ``error`` and this message.
     error: str | None = None
+    #: The log carries exploreval's own record of the episode (an inspect log exploreval wrote or
+    #: ran): it is stored as it was (its family, ground truth and step data), in the new run.
+    exact: EpisodeRecord | None = None
 
 
 def build_record(episode: ImportedEpisode, fmt: str, seed: int, run_id: str) -> EpisodeRecord:
-    """An ``EpisodeRecord`` with family ``import:<format>``; seed = ordinal in the import."""
+    """An ``EpisodeRecord`` with family ``import:<format>``; seed = ordinal in the import (an
+    exact record from the log is kept as it is, only moved into the new run)."""
+    if episode.exact is not None:
+        return episode.exact.model_copy(update={"run_id": run_id})
     agent_name = f"{episode.agent}/{episode.history}" if episode.history else episode.agent
     identity: dict[str, Any] = {"kind": "import", "agent": episode.agent, **episode.agent_config}
     if episode.history:

@@ -20,19 +20,24 @@ last step's ``progress``.
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from exploreval.core import Step, Usage
+from exploreval.core import EpisodeRecord, Step, Usage
 from exploreval.store._import_common import (
     ImportedEpisode,
     import_error,
     read_json,
     text_of,
 )
+
+#: Where an exploreval export (or ``inspect eval exploreval/...``) keeps the episode record in a
+#: sample's ``store``: the importer rebuilds exactly these steps (docs/inspect.md).
+EXPLOREVAL_STORE_KEY = "exploreval:record"
 
 #: inspect_ai's ``value_to_float``: CORRECT / INCORRECT / PARTIAL / NOANSWER and yes/no words.
 TEXT_SCORES = {
@@ -146,10 +151,65 @@ def _eval_spec(data: dict[str, Any]) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
+#: The zip compression method inspect_ai writes ``.eval`` members with since 0.3.206 (zstd);
+#: Python's ``zipfile`` reads it only from 3.14.
+ZIP_ZSTANDARD = 93
+_LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
+
+
+def _zstd_decompress(data: bytes, size: int) -> bytes:
+    """zstd frames, with the standard library's codec where it has one (3.14+), else the
+    ``zstandard`` package (a dependency of exploreval)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+
+        return bytes(zstd.decompress(data))
+    except ImportError:
+        import zstandard
+
+        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=max(size, 1)))
+
+
+def _read_member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """A member's bytes; zstd members (inspect_ai >= 0.3.206) are read from the archive's local
+    header and checked against the CRC the zip records, like any other member."""
+    info = archive.getinfo(name)
+    if info.compress_type != ZIP_ZSTANDARD:
+        return archive.read(name)
+    with open(path, "rb") as fh:
+        fh.seek(info.header_offset)
+        header = fh.read(_LOCAL_HEADER.size)
+        if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"no local header for {name}")
+        fields = _LOCAL_HEADER.unpack(header)
+        fh.seek(info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10])
+        compressed = fh.read(info.compress_size)
+    if len(compressed) < info.compress_size:
+        raise zipfile.BadZipFile(f"{name} is cut short")
+    try:
+        data = _zstd_decompress(compressed, info.file_size)
+    except ImportError:
+        raise
+    except Exception as exc:  # zstandard.ZstdError, compression.zstd.ZstdError
+        raise zipfile.BadZipFile(f"{name}: zstd data damaged ({exc})") from None
+    if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
+        raise zipfile.BadZipFile(f"{name} does not match its recorded CRC and size")
+    return data
+
+
 def _member_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     """One JSON member of a ``.eval`` archive; a damaged or partly written member names itself."""
     try:
-        raw = archive.read(name)
+        raw = _read_member(archive, name, path)
+    except NotImplementedError as exc:  # a compression this reader does not know
+        raise import_error(path, name, f"unsupported compression ({exc})") from None
+    except ImportError:
+        raise import_error(
+            path,
+            name,
+            "this member is zstd-compressed (inspect_ai >= 0.3.206) and the "
+            "zstandard package is missing: pip install zstandard",
+        ) from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
         raise import_error(path, name, f"damaged archive member ({exc})") from None
     try:
@@ -222,6 +282,42 @@ def _score(sample: dict[str, Any], scorer: str | None, where: str, path: Path) -
     return score_value(value)
 
 
+ATTACHMENT = "attachment://"
+
+
+def resolve_attachments(value: Any, attachments: dict[str, Any]) -> Any:
+    """``value`` with every ``attachment://<hash>`` string replaced by the sample's attachment
+    (inspect_ai moves long texts of messages and events out of line when it writes a log)."""
+    if isinstance(value, str):
+        if value.startswith(ATTACHMENT):
+            found = attachments.get(value[len(ATTACHMENT) :])
+            return found if isinstance(found, str) else value
+        return value
+    if isinstance(value, list):
+        return [resolve_attachments(v, attachments) for v in value]
+    if isinstance(value, dict):
+        return {k: resolve_attachments(v, attachments) for k, v in value.items()}
+    return value
+
+
+def _stored_record(sample: dict[str, Any], where: str, path: Path) -> EpisodeRecord | None:
+    """The episode record an exploreval export (or ``inspect eval exploreval/...``) stored in
+    the sample, validated; None for any other inspect log."""
+    stored = sample.get("store")
+    data = stored.get(EXPLOREVAL_STORE_KEY) if isinstance(stored, dict) else None
+    if data is None:
+        return None
+    try:
+        return EpisodeRecord.model_validate(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        raise import_error(
+            path,
+            f"{where}.store[{EXPLOREVAL_STORE_KEY!r}]",
+            f"not an exploreval episode record ({' '.join(first[:3])})",
+        ) from None
+
+
 def read_inspect(
     paths: Iterable[Path], *, scorer: str | None = None, success_threshold: float = 1.0
 ) -> tuple[list[ImportedEpisode], list[str]]:
@@ -240,6 +336,24 @@ def read_inspect(
         task = str(spec["task"]) if isinstance(spec.get("task"), str) else path.stem
         model = str(spec["model"]) if isinstance(spec.get("model"), str) else "unknown"
         for where, sample in samples:
+            attachments = sample.get("attachments")
+            if isinstance(attachments, dict) and attachments:
+                sample = resolve_attachments(sample, attachments)
+            exact = _stored_record(sample, where, path)
+            if exact is not None:
+                episodes.append(
+                    ImportedEpisode(
+                        source=str(path),
+                        key=f"{sample.get('id', where)}#{sample.get('epoch', 1)}",
+                        env_id=exact.env_id,
+                        agent=exact.agent.name,
+                        steps=exact.steps,
+                        success=exact.success,
+                        repeat=exact.repeat,
+                        exact=exact,
+                    )  # fmt: skip
+                )
+                continue
             steps, initial, after = sample_steps(sample, where, path)
             value = _score(sample, scorer, where, path)
             if value is None:

@@ -50,6 +50,18 @@ class _CodeHarness:
 
 
 def register() -> None:
+    from exploreval.metrics import register_headline_metrics as _headline
+
+    _headline(
+        FAMILY,
+        (
+            "best_arm_fraction",
+            "suffix_failure_half",
+            "k_min_frac",
+            "greedy_frac",
+            "rescaled_reward",
+        ),
+    )
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
     from exploreval.metrics import (

@@ -17,6 +17,12 @@ _M = "exploreval.suites.grid"
 
 
 def register() -> None:
+    from exploreval.metrics import register_headline_metrics as _headline
+
+    _headline(
+        FAMILY,
+        ("explore_error", "exploit_error", "coverage", "nodes_achieved", "oracle_step_ratio"),
+    )
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
     from exploreval.metrics import (

@@ -49,9 +49,16 @@ _SUCCESS = {
 def register() -> None:
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
-    from exploreval.metrics import register_episode_metrics, register_run_metrics, register_t_max
+    from exploreval.metrics import (
+        register_episode_metrics,
+        register_headline_metrics,
+        register_run_metrics,
+        register_t_max,
+    )
     from exploreval.report import register_report, register_step_view
 
+    for family in ("frozenlake", "blocksworld", "sudoku"):
+        register_headline_metrics(family, ("final_progress", "excess_steps", "solved_at_step"))
     for name, t_max in _PAPER_T_MAX.items():
         register_t_max(name, t_max, source="paper")
 

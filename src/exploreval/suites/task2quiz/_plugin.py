@@ -10,6 +10,9 @@ FAMILY = "task2quiz"
 
 
 def register() -> None:
+    from exploreval.metrics import register_headline_metrics as _headline
+
+    _headline(FAMILY, ("tsr", "eus", "eus_answerable", "explore_error_rate", "exploit_error_rate"))
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
     from exploreval.metrics import (

@@ -81,6 +81,9 @@ def named_suites() -> dict[str, tuple[list[dict[str, Any]], str]]:
 
 
 def register() -> None:
+    from exploreval.metrics import register_headline_metrics as _headline
+
+    _headline(FAMILY, ("resolved", "discovered", "interacted", "first_discovery_step"))
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
     from exploreval.metrics import register_episode_metrics, register_run_metrics
