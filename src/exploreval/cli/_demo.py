@@ -118,4 +118,23 @@ def demo_contrast(run_dir: Path) -> list[str]:
             ci = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
             cells.append(f"{name} {mean:.2f}{ci}")
         lines.append(f"  {agent:<{width}}  " + "; ".join(cells))
+    speed = _seconds_per_step(run_dir)
+    if speed is not None:
+        lines.append(f"the embedded model took {speed:.2f} s per step (median, one warm server)")
     return lines
+
+
+def _seconds_per_step(run_dir: Path) -> float | None:
+    """Median latency of the LLM's model calls (cache replays excluded)."""
+    import statistics
+
+    from exploreval.store import RunDir
+
+    latencies = [
+        s.latency_s
+        for r in RunDir(run_dir).iter_records()
+        if r.agent.name == DEMO_LLM_LABEL
+        for s in r.steps
+        if s.latency_s and not s.cached
+    ]
+    return statistics.median(latencies) if latencies else None
