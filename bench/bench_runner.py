@@ -154,7 +154,6 @@ def throughput(
                         "model": "stub",
                         "base_url": base_url,
                         "history": "window:2",
-                        "max_concurrency": concurrency,
                     }
                 ],
                 "concurrency": concurrency,
@@ -205,6 +204,15 @@ def main() -> None:
             f"{r['seconds']:.2f}s -> {r['achieved_rps']:.1f} req/s of ideal {r['ideal_rps']:.0f} "
             f"({100 * r['efficiency']:.1f}%{goal}); {r['cpu_ms_per_request']:.2f} ms CPU per "
             "request in the runner process"
+        )
+    # high concurrency: throughput must not fall as episodes in flight grow (issue 18)
+    for concurrency in (64, 128, 256) if not args.quick else (64,):
+        r = throughput(concurrency, 1.0, concurrency * 6)
+        goal = ", goal >= 90%" if concurrency == 256 else ""
+        print(
+            f"stub throughput  concurrency={concurrency} delay=1s: {r['achieved_rps']:.1f} req/s "
+            f"of ideal {r['ideal_rps']:.0f} ({100 * r['efficiency']:.1f}%{goal}); "
+            f"{r['cpu_ms_per_request']:.2f} ms CPU per request"
         )
 
 

@@ -152,7 +152,7 @@ def test_max_connections_sets_the_per_model_limit(tmp_path: Path) -> None:
         },
         "test",
     )
-    assert spec.agents[0].max_concurrency == 8
+    assert spec.agents[0].max_concurrency is None  # follows the experiment's concurrency
     changed = apply_config_overrides(
         spec, {"max_connections": 32, "concurrency": 32}, {"max_connections", "concurrency"}
     )
@@ -687,12 +687,13 @@ def test_reasoning_effort_values_are_the_sdks() -> None:
         )
 
 
-@pytest.mark.parametrize(("flags", "expected"), [([], 8), (["--max-connections", "3"], 3)])
+@pytest.mark.parametrize(("flags", "expected"), [([], 32), (["--max-connections", "3"], 3)])
 def test_max_connections_limits_requests_in_flight_end_to_end(
     tmp_path: Path, flags: list[str], expected: int
 ) -> None:
-    """32 episodes in flight (--concurrency 32) against a slow server: the model still sees at
-    most max-connections requests at once (default 8), and reaches that limit."""
+    """32 episodes in flight (--concurrency 32) against a slow server: the model sees at most
+    max-connections requests at once, and reaches that limit; by default the limit follows
+    --concurrency (issue 18: a plain --concurrency 32 held only 8 in flight)."""
     from exploreval.models.testing import StubServer
 
     with StubServer(delay_s=0.3, reply="<a>+</a>") as server:
@@ -705,7 +706,8 @@ def test_max_connections_limits_requests_in_flight_end_to_end(
         assert server.max_in_flight == expected
         assert server.request_count == 64  # 32 episodes x 2 steps, each one call
     config = json.loads((tmp_path / "r" / "manifest.json").read_text())["config"]
-    assert config["concurrency"] == 32 and config["agents"][0]["max_concurrency"] == expected
+    assert config["concurrency"] == 32
+    assert config["agents"][0]["max_concurrency"] == (None if not flags else expected)
 
 
 @pytest.mark.parametrize("models", [["--model", "a", "--model", "b"], ["--model", "a,b"]])

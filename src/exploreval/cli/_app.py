@@ -644,7 +644,7 @@ def run_cmd(
         int | None,
         typer.Option(
             min=1,
-            help="Requests in flight per model (default 8); --concurrency counts episodes",
+            help="Requests in flight per model (default: --concurrency, the episodes in flight)",
         ),
     ] = None,
     timeout: Annotated[float | None, typer.Option(help="Per-episode timeout, seconds")] = None,
@@ -918,11 +918,12 @@ class _Host:
 
 def _register_suite_commands() -> None:
     """Commands of cross-suite areas, then every suite plugin's own commands."""
-    from exploreval.cli import _doctor, _export, _report, _tide, _view
+    from exploreval.cli import _doctor, _export, _report, _sql, _tide, _view
     from exploreval.core import SUITE_PLUGINS, load_plugins, resolve
 
     _doctor.register(app)
     _export.register(app)
+    _sql.register(app)
     _report.register(app)
     _tide.register(app)
     _view.register(app)

@@ -82,10 +82,13 @@ class ClientPool:
         cache_path: str | None,
         factory: ClientFactory | None = None,
         prices: dict[str, ModelPrice] | None = None,
+        concurrency: int = 8,
     ) -> None:
         self.cache_path = cache_path
         self.factory = factory
         self.prices = prices or {}
+        #: Requests in flight per model when an agent does not say (its episodes' concurrency).
+        self.concurrency = concurrency
         self._clients: dict[str, ModelClient] = {}
         self._local: list[str] = []
 
@@ -136,12 +139,17 @@ class ClientPool:
             if self.factory is not None:
                 self._clients[key] = self.factory(spec)
             else:
-                self._clients[key] = open_client(spec, self.cache_path, self.prices)
+                self._clients[key] = open_client(spec, self.cache_path, self.prices,
+                                                 default_concurrency=self.concurrency)  # fmt: skip
         return self._clients[key]
 
 
 def open_client(
-    spec: AgentSpec, cache_path: str | None, prices: dict[str, ModelPrice] | None = None
+    spec: AgentSpec,
+    cache_path: str | None,
+    prices: dict[str, ModelPrice] | None = None,
+    *,
+    default_concurrency: int = 8,
 ) -> ModelClient:
     """The real client: the openai SDK against ``spec.base_url`` with the run's cache."""
     from exploreval.models import open_model_client
@@ -152,7 +160,7 @@ def open_client(
         base_url=spec.base_url,
         api_key_env=spec.api_key_env,
         cache_path=cache_path,
-        max_concurrency=spec.max_concurrency,
+        max_concurrency=spec.max_concurrency or default_concurrency,
         timeout_s=spec.timeout_s,
         max_retries=spec.max_retries,
         prices=prices,

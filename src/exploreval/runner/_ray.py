@@ -99,7 +99,8 @@ async def execute_ray(runner: Runner) -> AsyncIterator[EpisodeRecord]:
     from exploreval.runner._runner import _budget_exhausted
 
     spec = runner.spec
-    async with ClientPool(str(runner.run.cache_path), prices=spec.prices) as pool:
+    async with ClientPool(str(runner.run.cache_path), prices=spec.prices,
+                          concurrency=spec.concurrency) as pool:  # fmt: skip
         agents = [await pool.resolve_local(a) for a in spec.agents]
         remote = ray.remote(_play_batch)
         cpus = int(ray.cluster_resources().get("CPU", 1))

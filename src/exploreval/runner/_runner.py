@@ -501,7 +501,8 @@ class Runner:
         fatal: list[ModelError] = []
         slots = asyncio.Semaphore(spec.concurrency)
         shared = SharedResources(f"run {self.run_id}")
-        async with ClientPool(str(self.run.cache_path), self.client_factory, spec.prices) as pool:
+        async with ClientPool(str(self.run.cache_path), self.client_factory, spec.prices,
+                              concurrency=spec.concurrency) as pool:  # fmt: skip
             agents = [await pool.resolve_local(a) for a in spec.agents]
 
             async def one(episode: EpisodeSpec) -> None:

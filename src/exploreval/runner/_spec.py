@@ -154,7 +154,12 @@ class AgentSpec(BaseModel):
         "is sent with each request (auto: a grammar to the embedded model, a JSON schema "
         "elsewhere). Off by default: an invalid action is itself a diagnostic.",
     )
-    max_concurrency: int = Field(default=8, ge=1, description="Requests in flight to this model")
+    max_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests in flight to this model (default: the experiment's concurrency, "
+        "so --concurrency 32 keeps 32 requests in flight)",
+    )
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds")
     max_retries: int = Field(
         default=6, ge=0, description="Retries on 429/5xx/timeouts/connection errors"

@@ -12,6 +12,12 @@ if TYPE_CHECKING:
         PromptBatch,
         content_hash,
     )
+    from exploreval.store._columns import (
+        COLUMNS_SCHEMA_VERSION,
+        RunColumns,
+        SyncStats,
+        open_columns,
+    )
     from exploreval.store._errors import (
         StoreError,
         describe_os_error,
@@ -42,6 +48,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "COLUMNS_SCHEMA_VERSION": "._columns",
+    "RunColumns": "._columns",
+    "SyncStats": "._columns",
+    "open_columns": "._columns",
     "BLOBS": "._run",
     "BlobStore": "._blobs",
     "CACHE": "._run",
@@ -70,6 +80,10 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "COLUMNS_SCHEMA_VERSION",
+    "RunColumns",
+    "SyncStats",
+    "open_columns",
     "BLOBS",
     "BlobStore",
     "CACHE",

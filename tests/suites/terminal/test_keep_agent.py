@@ -142,3 +142,24 @@ async def test_a_conftest_planted_while_the_tests_run_keeps_the_episode_unresolv
     assert [t.outcome for t in result.tests] == ["passed", "passed"]  # the tests were fooled...
     assert result.resolved is False  # ...the verdict was not
     assert any("conftest.py" in s for s in result.shadowing), result.shadowing
+
+
+async def test_tests_may_write_in_their_own_directory_as_in_a_container(tmp_path: Path) -> None:
+    """Terminal-Bench tests build in /tests (``cd /tests && python setup.py build_ext
+    --inplace``): the verifier's copy is writable, and the task's own files stay untouched."""
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_outputs.py").write_text(
+        "import pathlib\n\n\ndef test_builds_in_place():\n"
+        "    pathlib.Path('/tests/built.txt').write_text('ok')\n"
+        "    assert pathlib.Path('/tests/built.txt').read_text() == 'ok'\n"
+    )
+    before = sorted(p.name for p in tests.iterdir())
+    config = SandboxConfig(workdir_template=workdir, tests_dir=tests, env={"TEST_DIR": "/tests"},
+                           workdir="/app")  # fmt: skip
+    async with await Sandbox.start(config) as sb:
+        result = await verify(sb, COMMAND, parser="pytest", env={"TEST_DIR": "/tests"})
+    assert result.resolved, result.reasons + [result.output[-800:]]
+    assert sorted(p.name for p in tests.iterdir()) == before

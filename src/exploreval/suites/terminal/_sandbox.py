@@ -1104,7 +1104,7 @@ class Sandbox:
                     hostname=self.config.hostname,
                     share_net=keep_agent,
                 ),
-                "--ro-bind", str(vdisk / "tests"), "/tests",
+                "--bind", str(vdisk / "tests"), "/tests",
                 "--bind", str(vdisk / "logs"), "/logs",
                 "--size", str(64 * 2**20), "--tmpfs", VERIFY_HOME,
                 "--tmpfs", "/opt/exploreval",
@@ -1230,12 +1230,18 @@ class Sandbox:
             shutil.copytree(tests, target, symlinks=True)
         else:
             target.mkdir()
+        # A writable copy owned by the sandbox's uid, as a container's /tests is: Terminal-Bench
+        # tests build extensions in place (``cd /tests && python setup.py build_ext
+        # --inplace``). It is this verification's own copy on its own tmpfs: the agent never
+        # sees it, and the task's files are untouched.
         for dirpath, _dirs, filenames in os.walk(target):
+            os.chown(dirpath, self._uid, self._uid)
             os.chmod(dirpath, 0o755)
             for name in filenames:
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path):
-                    os.chmod(path, os.stat(path).st_mode | 0o444)
+                    os.chown(path, self._uid, self._uid)
+                    os.chmod(path, os.stat(path).st_mode | 0o644)
         logs = self.disk.owned_dir(vdisk / "logs")
         self.disk.owned_dir(logs / "verifier")
         self.disk.owned_dir(logs / "agent")

@@ -1,0 +1,529 @@
+"""Columnar tables beside the episode log: one row per episode, one row per step, as Parquet.
+
+``episodes.jsonl`` stays the append-only, kill-9-safe source of truth. These tables are derived
+from it, incrementally (:meth:`RunColumns.sync` reads only the bytes appended since the last
+sync), so ``score``, ``report``, ``compare``, ``exploreval sql`` and anyone's DuckDB, Polars,
+Spark or Ray Data read the columns they need instead of parsing every record::
+
+    RUN_DIR/columns/
+      _state.json                         schema version, how much of the log is in, log identity
+      episodes/part-<log offset>.parquet  one row per log line holding an episode record
+      steps/part-<log offset>.parquet     one row per step of those records
+
+**Kept current by sync, not by the runner** (measured, docs/records.md "Columns"): appending a
+Parquet row group per finished episode would put small files and a Parquet write on the runner's
+hot path for every episode (``episodes.jsonl`` already makes them durable); a sync ingests
+thousands of episodes per part at about the speed the log can be parsed, and runs where the
+tables are read (``score``, ``sql``, ``open_run``): an old run gets its tables on first use, a
+run still being written gets the new lines only, a Ray run's appends like any other.
+
+**Latest records.** A re-run after an error appends a new line for the same episode; every line
+is a row (``line``, ``log_offset``, ``log_length`` say where it is), and the views ``episodes`` /
+``steps`` of :meth:`RunColumns.connect` keep only each episode's latest record (the latest ``ok``
+one if there is one, else the latest), as ``RunDir.latest_records`` does.
+
+**Crash safety.** A part is named by the log offset its first line starts at and written to a
+temporary name, then renamed; ``_state.json`` is rewritten (atomically) after each part. A sync
+first deletes parts at or past the recorded offset (left by a crash between the two), so a line is
+never in two parts. A log that was rewritten (shorter, or a different first 64 kB) is ingested
+from the start again.
+
+**Step info as columns.** Each key of the steps' ``info`` becomes a column ``info_<key>`` of its
+own Arrow type (scalars, lists such as ``info_pos: list<int64>``, objects as structs), inferred by
+Arrow; a key whose values do not share one type within a part is stored as JSON text.
+``agent_info`` is JSON text. The column schema is versioned
+(``COLUMNS_SCHEMA_VERSION``): tables of another version are rebuilt from the log on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from exploreval.core import EpisodeRecord, gc_paused, migrate_record
+from exploreval.core._files import unique_tmp, write_atomic
+from exploreval.store._errors import StoreError, describe_os_error
+from exploreval.store._run import LogIssue, RunDir
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+#: Bump when the tables' columns change: tables of another version are rebuilt from the log.
+COLUMNS_SCHEMA_VERSION = 1
+COLUMNS = "columns"
+STATE = "_state.json"
+#: Episodes per part (and per Arrow batch in memory): bounds a sync's memory.
+PART_EPISODES = 2048
+#: ...or steps per part, whichever comes first.
+PART_STEPS = 262_144
+_HEAD = 65536
+
+#: Scalar columns of an episode row, in order (besides the JSON text columns).
+EPISODE_COLUMNS = (
+    "run_id", "episode_id", "line", "log_offset", "log_length", "schema_version", "env_id",
+    "family", "preset", "seed", "repeat", "agent", "agent_kind", "status", "error", "n_steps",
+    "n_tasks", "tasks_won", "success", "total_reward", "terminated", "truncated", "max_steps",
+    "prompt_tokens", "completion_tokens", "reasoning_tokens", "calls", "cached_calls", "cost_usd",
+    "unpriced_calls", "started_at", "ended_at",
+)  # fmt: skip
+STEP_COLUMNS = (
+    "episode_id", "line", "t", "phase", "task", "observation", "action", "valid",
+    "invalid_reason", "raw_output", "reasoning", "reward", "terminated", "truncated",
+    "prompt_tokens", "completion_tokens", "reasoning_tokens", "latency_s", "retries", "cached",
+)  # fmt: skip
+
+
+@dataclass
+class SyncStats:
+    """What one sync did."""
+
+    episodes: int = 0
+    steps: int = 0
+    parts: int = 0
+    rebuilt: bool = False
+    issues: list[LogIssue] = field(default_factory=list)
+
+
+def _head_hash(path: Path, length: int) -> str:
+    """sha256 of the log's first ``length`` bytes (what the tables were built from)."""
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read(length)).hexdigest()
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class _Batch:
+    """The parsed records of one part; turned into Arrow columns at once (``tables``), mostly by
+    Arrow's own conversion of the parsed dicts, not a Python loop per step and column."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.records: list[dict[str, Any]] = []
+        self.where: list[tuple[int, int, int]] = []  # (line, offset, length)
+        self.n_episodes = 0
+        self.n_steps = 0
+
+    def add(self, data: dict[str, Any], line: int, offset: int, length: int, run_id: str) -> None:
+        if not data.get("run_id"):
+            data["run_id"] = run_id
+        self.records.append(data)
+        self.where.append((line, offset, length))
+        self.n_episodes += 1
+        self.n_steps += len(data.get("steps") or ())
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        import numpy as np
+        import pyarrow as pa
+
+        records = self.records
+        lines = np.fromiter((w[0] for w in self.where), np.int64, len(self.where))
+        episodes = _struct_table(records, "episode")
+        tasks = [r.get("tasks") or [] for r in records]
+        episodes = episodes.append_column("line", pa.array(lines))
+        for name, values in (
+            ("log_offset", [w[1] for w in self.where]),
+            ("log_length", [w[2] for w in self.where]),
+            ("n_steps", [len(r.get("steps") or ()) for r in records]),
+            ("n_tasks", [len(t) for t in tasks]),
+            (
+                "tasks_won",
+                [sum(1 for x in t if isinstance(x, dict) and x.get("success")) for t in tasks],
+            ),  # fmt: skip
+        ):
+            episodes = episodes.append_column(name, pa.array(values, pa.int64()))
+        texts: list[tuple[str, list[Any]]] = [
+            ("env_options", [r.get("env_options") or {} for r in records]),
+            ("agent_config", [(r.get("agent") or {}).get("config") or {} for r in records]),
+            ("reset_info", [r.get("reset_info") or {} for r in records]),
+            ("ground_truth", [r.get("ground_truth") or {} for r in records]),
+            ("tasks", tasks),
+        ]
+        for name, objects in texts:
+            episodes = episodes.append_column(name, pa.array([_json_text(v) for v in objects]))
+        steps_flat = [step for r in records for step in (r.get("steps") or ())]
+        counts = np.fromiter((len(r.get("steps") or ()) for r in records), np.int64, len(records))
+        steps = _struct_table(steps_flat, "step")
+        steps = steps.add_column(0, "episode_id", pa.array(
+            np.repeat(np.array([r["episode_id"] for r in records], dtype=object), counts),
+            pa.string()))  # fmt: skip
+        steps = steps.add_column(1, "line", pa.array(np.repeat(lines, counts)))
+        for name, column in _info_columns([s.get("info") or {} for s in steps_flat]):
+            steps = steps.append_column(name, column)
+        steps = steps.append_column("agent_info", pa.array(
+            [_json_text(s["agent_info"]) if s.get("agent_info") else None for s in steps_flat],
+            pa.string()))  # fmt: skip
+        return episodes, steps
+
+
+def _fields() -> tuple[Any, Any]:
+    import pyarrow as pa
+
+    usage = pa.struct([("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+                       ("reasoning_tokens", pa.int64()), ("calls", pa.int64()),
+                       ("cached_calls", pa.int64()), ("cost_usd", pa.float64()),
+                       ("unpriced_calls", pa.int64())])  # fmt: skip
+    agent = pa.struct([("name", pa.string()), ("kind", pa.string())])
+    episode = pa.struct([
+        ("run_id", pa.string()), ("episode_id", pa.string()), ("schema_version", pa.int64()),
+        ("env_id", pa.string()), ("family", pa.string()), ("preset", pa.string()),
+        ("seed", pa.int64()), ("repeat", pa.int64()), ("agent", agent), ("status", pa.string()),
+        ("error", pa.string()), ("success", pa.bool_()), ("total_reward", pa.float64()),
+        ("terminated", pa.bool_()), ("truncated", pa.bool_()), ("max_steps", pa.int64()),
+        ("usage", usage), ("started_at", pa.string()), ("ended_at", pa.string()),
+    ])  # fmt: skip
+    step = pa.struct([
+        ("t", pa.int64()), ("phase", pa.string()), ("task", pa.int64()),
+        ("observation", pa.string()), ("action", pa.string()), ("valid", pa.bool_()),
+        ("invalid_reason", pa.string()), ("raw_output", pa.string()),
+        ("reasoning", pa.string()), ("reward", pa.float64()), ("terminated", pa.bool_()),
+        ("truncated", pa.bool_()), ("usage", usage), ("latency_s", pa.float64()),
+        ("retries", pa.int64()), ("cached", pa.bool_()),
+    ])  # fmt: skip
+    return episode, step
+
+
+_STRUCTS: dict[str, Any] = {}
+
+
+def _struct_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
+    """``rows`` (parsed dicts) as a flat table of the struct's fields: nested ``agent`` and
+    ``usage`` become ``agent``/``agent_kind`` and the usage columns (times stay ISO text, which
+    DuckDB casts: ``started_at::timestamptz``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not _STRUCTS:
+        _STRUCTS["episode"], _STRUCTS["step"] = _fields()
+    struct = _STRUCTS[kind]
+    array = pa.array(rows, type=struct, from_pandas=False)
+    columns: dict[str, Any] = {}
+    for index, member in enumerate(struct):
+        child = array.field(index)
+        if member.name == "agent":
+            columns["agent"] = child.field(0)
+            columns["agent_kind"] = child.field(1)
+        elif member.name == "usage":
+            for j, sub in enumerate(member.type):
+                columns[sub.name] = child.field(j)
+        else:
+            columns[member.name] = child
+    for name, default in (("status", "ok"), ("phase", "task")):
+        if name in columns:
+            columns[name] = pc.fill_null(columns[name], default)
+    for name in ("success", "terminated", "truncated", "cached"):
+        if name in columns:
+            columns[name] = pc.fill_null(columns[name], False)
+    if "valid" in columns:
+        columns["valid"] = pc.fill_null(columns["valid"], True)
+    for name in ("repeat", "task", "retries"):
+        if name in columns:
+            columns[name] = pc.fill_null(columns[name], 0)
+    for name in ("total_reward", "reward", "latency_s"):
+        if name in columns:
+            columns[name] = pc.fill_null(columns[name], 0.0)
+    return pa.table(columns)
+
+
+def _info_columns(infos: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Step infos as ``info_<key>`` columns of their own Arrow types (lists and objects too:
+    ``info_pos`` is ``list<int64>``), inferred by Arrow in one pass; a key whose values do not
+    share one type in the part (two families' ``action``) is stored as JSON text."""
+    import pyarrow as pa
+
+    try:
+        array = pa.array(infos)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        pass
+    else:
+        if pa.types.is_struct(array.type):
+            return sorted(
+                (f"info_{field.name}", array.field(i)) for i, field in enumerate(array.type)
+            )
+    keys: dict[str, None] = {}
+    for info in infos:
+        keys.update(dict.fromkeys(info))
+    out: list[tuple[str, Any]] = []
+    for key in keys:
+        values = [info.get(key) for info in infos]
+        try:
+            column = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            column = pa.array([None if v is None else _json_text(v) for v in values], pa.string())
+        out.append((f"info_{key}", column))
+    return sorted(out)
+
+
+class RunColumns:
+    """The columnar tables of one run directory (module docstring)."""
+
+    def __init__(self, run: RunDir | str | os.PathLike[str]) -> None:
+        self.run = run if isinstance(run, RunDir) else RunDir(run)
+        self.dir = self.run.path / COLUMNS
+
+    @property
+    def episodes_dir(self) -> Path:
+        return self.dir / "episodes"
+
+    @property
+    def steps_dir(self) -> Path:
+        return self.dir / "steps"
+
+    def _state(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.dir / STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _write_state(self, state: dict[str, Any]) -> None:
+        write_atomic(self.dir / STATE, lambda tmp: Path(tmp).write_text(json.dumps(state)))
+
+    def _reset(self) -> None:
+        import shutil
+
+        for sub in (self.episodes_dir, self.steps_dir):
+            shutil.rmtree(sub, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            (self.dir / STATE).unlink()
+
+    def sync(self, *, part_episodes: int = PART_EPISODES) -> SyncStats:
+        """Bring the tables up to the log's last complete line; returns what was added."""
+        stats = SyncStats()
+        log = self.run.episodes_path
+        if not log.exists():
+            raise StoreError(f"{self.run.path} has no {log.name}: nothing to put in columns")
+        try:
+            size = os.stat(log).st_size
+            state = self._state()
+            known = int(state.get("head_length", 0)) if state else 0
+            same_head = (
+                state is not None and known <= size and state.get("head") == _head_hash(log, known)
+            )
+        except OSError as exc:
+            raise describe_os_error("read", log, exc) from exc
+        if (
+            state is None
+            or state.get("schema_version") != COLUMNS_SCHEMA_VERSION
+            or not same_head
+            or int(state.get("offset", 0)) > size
+        ):
+            stats.rebuilt = state is not None
+            self._reset()
+            state = {"offset": 0, "line": 0}
+        offset, line = int(state["offset"]), int(state["line"])
+        if offset == size:
+            return stats
+        self.episodes_dir.mkdir(parents=True, exist_ok=True)
+        self.steps_dir.mkdir(parents=True, exist_ok=True)
+        self._drop_parts_from(offset)
+        run_id = ""
+        with contextlib.suppress(StoreError):
+            run_id = self.run.read_manifest().run_id
+        batch = _Batch(offset)
+        with gc_paused(), open(log, "rb") as fh:
+            fh.seek(offset)
+            position = offset
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break  # a line still being written (or torn by a crash): later
+                start = position
+                position += len(raw)
+                line += 1
+                data = _parse(raw, line, stats.issues)
+                if data is not None:
+                    batch.add(data, line, start, len(raw), run_id)
+                if batch.n_episodes >= part_episodes or batch.n_steps >= PART_STEPS:
+                    self._flush(batch, stats)
+                    self._write_state(self._new_state(log, position, line))
+                    batch = _Batch(position)
+            if batch.n_episodes or position != offset:
+                self._flush(batch, stats)
+                self._write_state(self._new_state(log, position, line))
+        return stats
+
+    @staticmethod
+    def _new_state(log: Path, offset: int, line: int) -> dict[str, Any]:
+        length = min(offset, _HEAD)
+        return {
+            "schema_version": COLUMNS_SCHEMA_VERSION, "offset": offset, "line": line,
+            "head_length": length, "head": _head_hash(log, length),
+        }  # fmt: skip
+
+    def _drop_parts_from(self, offset: int) -> None:
+        for sub in (self.episodes_dir, self.steps_dir):
+            for part in sub.glob("part-*.parquet"):
+                try:
+                    start = int(part.stem.split("-", 1)[1])
+                except ValueError:
+                    continue
+                if start >= offset:
+                    part.unlink(missing_ok=True)
+
+    def _flush(self, batch: _Batch, stats: SyncStats) -> None:
+        import pyarrow.parquet as pq
+
+        if not batch.n_episodes:
+            return
+        episodes, steps = batch.tables()
+        name = f"part-{batch.start:016d}.parquet"
+        for table, target in ((steps, self.steps_dir / name), (episodes, self.episodes_dir / name)):
+            tmp = unique_tmp(target)
+            pq.write_table(table, tmp, compression="zstd")
+            os.replace(tmp, target)
+        stats.episodes += batch.n_episodes
+        stats.steps += batch.n_steps
+        stats.parts += 1
+
+    # -- reading ----------------------------------------------------------------------------
+    def connect(self, con: duckdb.DuckDBPyConnection | None = None, *, prefix: str = "") -> Any:
+        """A DuckDB connection with this run's views (after a sync): ``episodes`` and ``steps``
+        (latest record per episode), ``all_episodes`` and ``all_steps`` (every line), and
+        ``results`` when the run has been scored. ``prefix`` names them apart (``a_episodes``)."""
+        import duckdb
+
+        self.sync()
+        con = con or duckdb.connect()
+        register_views(con, [self], prefix=prefix)
+        return con
+
+    def sql(self, query: str) -> Any:
+        """Run ``query`` over this run's views; returns a DuckDB relation (``.df()``,
+        ``.arrow()``, ``.pl()``, ``.fetchall()``)."""
+        return self.connect().sql(query)
+
+    def latest_offsets(self) -> list[tuple[int, int]]:
+        """(log offset, length) of each episode's latest record, in log order."""
+        con = self.connect()
+        rows = con.sql("select log_offset, log_length from episodes order by line").fetchall()
+        return [(int(a), int(b)) for a, b in rows]
+
+    def record(self, offset: int, length: int) -> EpisodeRecord:
+        """The record at ``offset`` in the log (one episode materialised where a person looks
+        at it or a metric needs it)."""
+        with open(self.run.episodes_path, "rb") as fh:
+            fh.seek(offset)
+            raw = fh.read(length)
+        data = _parse(raw, 0, None)
+        if data is None:
+            raise StoreError(f"{self.run.episodes_path}: no record at byte {offset}")
+        return EpisodeRecord.model_validate(data)
+
+
+def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
+    if not raw.strip():
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            data = json.loads(raw.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            if issues is not None:
+                issues.append(LogIssue(line, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            return None
+    if not isinstance(data, dict) or not isinstance(data.get("episode_id"), str):
+        if issues is not None:
+            issues.append(LogIssue(line, "not an episode record (no episode_id)"))
+        return None
+    try:
+        return migrate_record(data)
+    except ValueError as exc:
+        if issues is not None:
+            issues.append(LogIssue(line, str(exc)))
+        return None
+
+
+_LATEST = """
+    select * from {all} qualify row_number() over (
+        partition by {key}
+        order by (status = 'ok') desc, line desc) = 1
+"""
+
+
+def register_views(
+    con: Any, runs: Sequence[RunColumns], *, prefix: str = "", label: bool = False
+) -> None:
+    """Create the ``episodes`` / ``steps`` / ``all_*`` / ``results`` views over ``runs``
+    (several runs: one dataset, with a ``run_dir`` column when ``label``)."""
+
+    def source(kind: str) -> str:
+        parts = []
+        for run in runs:
+            files = sorted((run.dir / kind).glob("part-*.parquet"))
+            if not files:
+                continue
+            listing = ", ".join(f"'{_quote(str(f))}'" for f in files)
+            tag = f", '{_quote(str(run.run.path))}' as run_dir" if label else ""
+            parts.append(f"select *{tag} from read_parquet([{listing}], union_by_name=true)")
+        return " union all by name ".join(parts) if parts else ""
+
+    for kind in ("episodes", "steps"):
+        body = source(kind)
+        if not body:
+            body = _EMPTY[kind]
+        con.sql(f'create or replace view "{prefix}all_{kind}" as {body}')
+    con.sql(
+        f'create or replace view "{prefix}episodes" as '
+        + _LATEST.format(
+            all=f'"{prefix}all_episodes"', key="run_dir, episode_id" if label else "episode_id"
+        )
+    )
+    con.sql(
+        f'create or replace view "{prefix}steps" as select s.* from "{prefix}all_steps" s '
+        f'semi join "{prefix}episodes" e on s.episode_id = e.episode_id and s.line = e.line'
+        + (" and s.run_dir = e.run_dir" if label else "")
+    )
+    scored = [r for r in runs if r.run.results_path.exists()]
+    if scored:
+        listing = ", ".join(f"'{_quote(str(r.run.results_path))}'" for r in scored)
+        con.sql(
+            f'create or replace view "{prefix}results" as '
+            f"select * from read_parquet([{listing}], union_by_name=true)"
+        )
+
+
+_EMPTY = {
+    "episodes": "select null::varchar as episode_id, null::bigint as line, "
+    "null::varchar as status where false",
+    "steps": "select null::varchar as episode_id, null::bigint as line, null::bigint as t "
+    "where false",
+}
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> Any:
+    """One DuckDB connection over several runs' tables (synced): views ``episodes``,
+    ``steps``, ``all_episodes``, ``all_steps`` and ``results``, each with a ``run_dir`` column,
+    so a sweep of many runs is one dataset."""
+    import duckdb
+
+    runs = [RunColumns(p) for p in paths]
+    for run in runs:
+        if not run.run.exists():
+            raise StoreError(f"{run.run.path} is not a run directory (no manifest.json)")
+        run.sync()
+    con = duckdb.connect()
+    register_views(con, runs, label=True)
+    return con
+
+
+def iter_log_lines(path: Path, spans: Sequence[tuple[int, int]]) -> Iterator[bytes]:
+    """The raw lines at ``spans`` (offset, length) of the log, in the given order."""
+    with open(path, "rb") as fh:
+        for offset, length in spans:
+            fh.seek(offset)
+            yield fh.read(length)

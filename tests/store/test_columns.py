@@ -1,0 +1,225 @@
+"""The columnar tables beside the log (issue 18): they hold exactly what the records hold, stay
+current incrementally, keep each episode's latest record, survive a crash mid-sync, and rebuild
+when the log or the schema changed. Runs are real (scripted agents on two suites)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from exploreval.runner import run_experiment, spec_from_dict
+from exploreval.store import RunColumns, RunDir, open_columns
+from exploreval.store import _columns as columns_module
+
+SPEC = {
+    "suites": [
+        {"env_id": "exploreval/GridDAG-v0", "presets": ["explore-low/dag-small"], "seeds": "0-2"},
+        {"env_id": "exploreval/Bandit-v0", "presets": ["smoke"], "seeds": "0-1"},
+    ],
+    "agents": [
+        {"kind": "scripted", "agent": "random", "suites": [0, 1]},
+        {"kind": "scripted", "agent": "frontier", "suites": [0]},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("columns") / "run"
+    run_experiment(spec_from_dict(SPEC, "test"), str(out))
+    return out
+
+
+def _copy(run_dir: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("columns"))
+    return target
+
+
+def _records(path: Path) -> dict[str, Any]:
+    return {r.episode_id: r for r in RunDir(path).latest_records().values()}
+
+
+def test_tables_hold_what_the_records_hold(run_dir: Path, tmp_path: Path) -> None:
+    path = _copy(run_dir, tmp_path)
+    records = _records(path)
+    cols = RunColumns(path)
+    stats = cols.sync()
+    assert stats.episodes == len(records) and stats.steps == sum(
+        len(r.steps) for r in records.values()
+    )
+    rows = cols.sql(
+        "select episode_id, success, n_steps, total_reward, family, agent, seed from episodes"
+    ).fetchall()
+    assert {r[0]: r[1:] for r in rows} == {
+        eid: (r.success, len(r.steps), r.total_reward, r.family, r.agent.name, r.seed)
+        for eid, r in records.items()
+    }
+    steps = cols.sql(
+        "select episode_id, t, action, valid, reward, observation from steps"
+    ).fetchall()
+    assert sorted(steps) == sorted(
+        (eid, s.t, s.action, s.valid, s.reward, s.observation)
+        for eid, r in records.items() for s in r.steps
+    )  # fmt: skip
+    # each suite's typed info fields are columns of their own types
+    arms = cols.sql(
+        "select episode_id, t, info_arm from steps where info_arm is not null"
+    ).fetchall()
+    assert sorted(arms) == sorted(
+        (eid, s.t, s.info["arm"]) for eid, r in records.items() for s in r.steps
+        if s.info.get("arm") is not None
+    )  # fmt: skip
+    kinds = dict(cols.sql("select column_name, column_type from (describe steps)").fetchall())
+    assert kinds["info_arm"] == "BIGINT" and kinds["info_pos"] == "BIGINT[]"
+    # one episode materialised from its log span, as a person opening it gets it
+    eid, offset, length = cols.sql(
+        "select episode_id, log_offset, log_length from episodes limit 1"
+    ).fetchall()[0]
+    assert cols.record(offset, length) == records[eid]
+
+
+def test_sync_reads_only_what_was_appended(run_dir: Path, tmp_path: Path) -> None:
+    path = _copy(run_dir, tmp_path)
+    log = path / "episodes.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:5]))
+    cols = RunColumns(path)
+    assert cols.sync().episodes == 5
+    log.write_bytes(b"".join(lines[:5]) + lines[5][:20])  # a line being written: not yet
+    assert cols.sync().episodes == 0
+    log.write_bytes(b"".join(lines))
+    again = cols.sync()
+    assert again.episodes == len(lines) - 5 and not again.rebuilt
+    assert cols.sync().episodes == 0  # nothing new
+    fresh = tmp_path / "fresh"
+    shutil.copytree(path, fresh, ignore=shutil.ignore_patterns("columns"))
+    query = "select * exclude (run_id) from all_episodes order by line"
+    assert RunColumns(path).sql(query).fetchall() == RunColumns(fresh).sql(query).fetchall()
+
+
+def test_an_ok_rerun_supersedes_the_error_and_its_steps(run_dir: Path, tmp_path: Path) -> None:
+    path = _copy(run_dir, tmp_path)
+    log = path / "episodes.jsonl"
+    first = json.loads(log.read_text().splitlines()[0])
+    errored = {**first, "status": "error", "error": "boom", "steps": first["steps"][:1]}
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text(json.dumps(errored) + "\n" + "".join(lines))  # error first, ok later
+    cols = RunColumns(path)
+    eid = first["episode_id"]
+    assert cols.sql(f"select count(*) from all_episodes where episode_id = '{eid}'").fetchall()[
+        0
+    ] == (2,)
+    assert cols.sql(f"select status from episodes where episode_id = '{eid}'").fetchall() == [
+        ("ok",)
+    ]
+    n = cols.sql(f"select count(*) from steps where episode_id = '{eid}'").fetchall()[0][0]
+    assert n == len(first["steps"])
+    # and an error appended after an ok record does not hide the ok one
+    log.write_text(log.read_text() + json.dumps({**errored, "error": "later"}) + "\n")
+    assert cols.sql(f"select status from episodes where episode_id = '{eid}'").fetchall() == [
+        ("ok",)
+    ]
+
+
+def test_a_crash_between_a_part_and_the_state_leaves_no_duplicate(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _copy(run_dir, tmp_path)
+    monkeypatch.setattr(columns_module, "PART_EPISODES", 4)
+    cols = RunColumns(path)
+    writes = {"n": 0}
+    real = cols._write_state
+
+    def crash_on_second(state: dict[str, Any]) -> None:
+        writes["n"] += 1
+        if writes["n"] == 2:
+            raise OSError("killed")
+        real(state)
+
+    monkeypatch.setattr(cols, "_write_state", crash_on_second)
+    with pytest.raises(OSError, match="killed"):
+        cols.sync(part_episodes=4)
+    monkeypatch.setattr(cols, "_write_state", real)
+    cols.sync(part_episodes=4)
+    records = _records(path)
+    total = sum(1 for line in (path / "episodes.jsonl").read_text().splitlines() if line.strip())
+    assert cols.sql("select count(*) from all_episodes").fetchall()[0] == (total,)
+    assert cols.sql("select count(distinct episode_id) from episodes").fetchall()[0] == (
+        len(records),
+    )
+
+
+def test_a_rewritten_log_or_a_new_schema_rebuilds(
+    run_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    path = _copy(run_dir, tmp_path)
+    cols = RunColumns(path)
+    cols.sync()
+    log = path / "episodes.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[3:]))  # rewritten: shorter, another head
+    stats = cols.sync()
+    assert stats.rebuilt and stats.episodes == len(lines) - 3
+    monkeypatch.setattr(columns_module, "COLUMNS_SCHEMA_VERSION", 999)
+    stats = cols.sync()
+    assert stats.rebuilt and stats.episodes == len(lines) - 3
+
+
+def test_several_runs_are_one_dataset(run_dir: Path, tmp_path: Path) -> None:
+    a = _copy(run_dir, tmp_path / "a")
+    b = _copy(run_dir, tmp_path / "b")
+    con = open_columns([a, b])
+    rows = con.sql("select run_dir, count(*) from episodes group by run_dir order by 1").fetchall()
+    n = len(_records(a))
+    assert rows == [(str(a), n), (str(b), n)]
+    assert con.sql("select count(*) from steps").fetchall()[0][0] == 2 * sum(
+        len(r.steps) for r in _records(a).values()
+    )
+
+
+_scalar = st.one_of(st.booleans(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False),
+                    st.text(max_size=3), st.none())  # fmt: skip
+_value = st.one_of(_scalar, st.lists(st.integers(0, 3), max_size=2))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(infos=st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), _value, max_size=3),
+                      min_size=1, max_size=12))  # fmt: skip
+def test_any_step_info_is_stored_and_read_back(run_dir: Path, tmp_path_factory, infos) -> None:
+    """Whatever mix of types a key's values have in a part, every value reads back: as its own
+    type where they share one, as JSON text where they do not."""
+    path = _copy(run_dir, tmp_path_factory.mktemp("prop"))
+    log = path / "episodes.jsonl"
+    record = json.loads(log.read_text().splitlines()[0])
+    step = record["steps"][0]
+    record["steps"] = [{**step, "t": i, "info": info} for i, info in enumerate(infos)]
+    log.write_text(json.dumps(record) + "\n")
+    cols = RunColumns(path)
+    cols.sync()
+    names = [c[0] for c in cols.sql("describe steps").fetchall()]
+    for key in ("a", "b", "c"):
+        expected = [info.get(key) for info in infos]
+        if f"info_{key}" not in names:
+            assert all(v is None for v in expected)
+            continue
+        got = [r[0] for r in cols.sql(f"select info_{key} from steps order by t").fetchall()]
+        for want, have in zip(expected, got, strict=True):
+            if isinstance(have, str) and not isinstance(want, str):
+                have = json.loads(have)  # a mixed key: JSON text
+            elif (
+                isinstance(have, str)
+                and isinstance(want, str)
+                and any(isinstance(v, str) for v in expected)
+                and any(v is not None and not isinstance(v, str) for v in expected)
+            ):
+                have = json.loads(have)
+            assert have == want or (isinstance(want, float) and have == pytest.approx(want))
