@@ -36,21 +36,17 @@ def llm_spec(base_url: str, **agent: object) -> dict:
     }
 
 
-def test_unreachable_endpoint_fails_the_run_and_keeps_finished_work(tmp_path: Path) -> None:
+def test_an_unreachable_endpoint_is_refused_before_the_run_starts(tmp_path: Path) -> None:
+    """Nothing answers at the endpoint: the run stops before its directory exists, naming the
+    endpoint and what to do (issue 21), instead of failing every LLM episode."""
+    from exploreval.runner import SpecError
+
     with StubServer() as server:
         dead = server.base_url
     spec = spec_from_dict(llm_spec(dead))
-    with pytest.raises(
-        RunFailedError, match=r"(?s)cannot connect.*is the server running.*re-run the same command"
-    ):
+    with pytest.raises(SpecError, match=r"nothing answers at 127\.0\.0\.1:\d+.*start the server"):
         run_experiment(spec, str(tmp_path / "r"))
-    run = RunDir(tmp_path / "r")
-    manifest = run.read_manifest()
-    assert manifest.status == "failed" and "cannot connect" in (manifest.error or "")
-    records = list(run.iter_records())
-    ok = [r for r in records if r.status == "ok"]
-    assert ok and all(r.agent.name == "forward" for r in ok)  # scripted episodes kept
-    assert [r.status for r in records if r.agent.kind == "llm"] == ["error"]
+    assert not (tmp_path / "r").exists()
 
 
 def test_api_key_never_reaches_the_run_directory(

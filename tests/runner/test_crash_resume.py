@@ -143,7 +143,7 @@ def test_runs_shows_a_killed_run_as_stale(tmp_path: Path) -> None:
             [sys.executable, "-m", "exploreval", "runs", str(tmp_path / "runs")],
             capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
         )  # fmt: skip
-        assert " running " in listing.stdout and "stale" not in listing.stdout, listing.stdout
+        assert "\trunning\t" in listing.stdout and "stale" not in listing.stdout, listing.stdout
     finally:
         proc.kill()  # SIGKILL: no handler runs, the manifest stays "running"
         proc.communicate()
@@ -154,7 +154,7 @@ def test_runs_shows_a_killed_run_as_stale(tmp_path: Path) -> None:
         capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
     )  # fmt: skip
     assert listing.returncode == 0
-    assert " stale " in listing.stdout and " running " not in listing.stdout, listing.stdout
+    assert "\tstale" in listing.stdout and "\trunning\t" not in listing.stdout, listing.stdout
 
 
 def test_an_unexpected_exception_finishes_the_manifest_failed(tmp_path: Path) -> None:

@@ -74,6 +74,148 @@ def _agent_rng(seed: int, repeat: int) -> np.random.Generator:
     return np.random.default_rng([seed, repeat, 0xA6E7])
 
 
+@dataclass
+class _Play:
+    """What changes as an episode is played (the loop's state)."""
+
+    observation: str
+    info: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    total_reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    t: int = 0
+    #: Steps of the acting phase (the step cap counts these, not an evaluation phase's).
+    acting: int = 0
+
+
+def _step_limits(env: TextEnv, max_steps: int | None) -> tuple[bool, int | None]:
+    """(per_task, limit): a multi-task env applies the cap to every task itself (and ends the
+    episode); otherwise the runner stops at the smaller of ``max_steps`` and the env's own."""
+    per_task = env.step_cap_scope == "task"
+    if per_task:
+        env.task_step_cap = max_steps
+        return True, None
+    limit = max_steps
+    if env.max_steps is not None:
+        limit = env.max_steps if limit is None else min(limit, env.max_steps)
+    return False, limit
+
+
+def _open_record(
+    agent: Agent,
+    ctx: EpisodeContext,
+    *,
+    eid: str,
+    run_id: str,
+    agent_label: str | None,
+    observation: str,
+    max_steps: int | None,
+    started: Any,
+) -> EpisodeRecord:
+    """The record of an episode just reset: who plays what, from which first observation."""
+    return EpisodeRecord(
+        episode_id=eid,
+        run_id=run_id,
+        env_id=ctx.env_id,
+        family=ctx.family,
+        preset=ctx.preset,
+        seed=ctx.seed,
+        repeat=ctx.repeat,
+        env_options=ctx.env_options,
+        agent=AgentInfo(name=agent_label or agent.name, kind=agent.kind, config=agent.config()),
+        initial_observation=observation,
+        reset_info=ctx.reset_info,
+        max_steps=max_steps,
+        started_at=started,
+        package_version=__version__,
+    )
+
+
+def _failed_step(t: int, phase: str, task: int, observation: str, exc: Exception) -> Step:
+    """The step whose model call failed for good: invalid (the env never saw it), its reason
+    the error, which names the endpoint."""
+    return Step(
+        t=t,
+        phase=phase,
+        task=task,
+        observation=observation,
+        action=INVALID_ACTION,
+        valid=False,
+        invalid_reason=f"model call failed: {exc}",
+        agent_info={"model_error": type(exc).__name__},
+    )
+
+
+def _to_step(
+    decision: Any,
+    *,
+    t: int,
+    phase: str,
+    task: int,
+    observation: str,
+    action: str,
+    outcome: tuple[float, bool, bool],
+    step_info: dict[str, Any],
+    prompt_sink: PromptSink | None,
+) -> Step:
+    """One played step: the agent's decision and the env's answer. A step is valid when the
+    agent's output parsed and the env accepted the action; the reason is whichever said no."""
+    reward, terminated, truncated = outcome
+    env_valid = bool(step_info.get("valid", True))
+    valid = decision.valid and env_valid
+    reason = decision.invalid_reason if not decision.valid else step_info.get("invalid_reason")
+    return Step(
+        t=t,
+        phase=phase,
+        task=task,
+        observation=observation,
+        action=action,
+        valid=valid,
+        invalid_reason=None if valid else str(reason or "invalid"),
+        raw_output=decision.raw_output,
+        reasoning=decision.reasoning,
+        prompt=prompt_sink(decision.prompt) if (prompt_sink and decision.prompt) else None,
+        reward=reward,
+        terminated=terminated,
+        truncated=truncated,
+        info=step_info,
+        agent_info=decision.agent_info,
+        usage=decision.usage,
+        latency_s=decision.latency_s,
+        retries=decision.retries,
+        cached=decision.cached,
+    )
+
+
+def _close_record(record: EpisodeRecord, env: TextEnv, play: _Play) -> None:
+    """How the episode ended: totals, per-task outcomes (the env's, or one task), success, the
+    ground truth every metric recomputes from."""
+    last_info = record.steps[-1].info if record.steps else {}
+    record.final_observation = play.observation if record.steps else None
+    record.total_reward = play.total_reward
+    record.terminated = play.terminated
+    record.truncated = play.truncated
+    record.usage = play.usage
+    outcomes = env.task_outcomes()
+    if outcomes is not None:
+        record.tasks = [TaskOutcome(index=i, **o) for i, o in enumerate(outcomes)]
+        record.success = bool(record.tasks) and all(o.success for o in record.tasks)
+    else:
+        record.success = bool(last_info.get("success", False))
+        record.tasks = [
+            TaskOutcome(
+                index=0,
+                success=record.success,
+                steps=play.acting,
+                reward=play.total_reward,
+                truncated=play.truncated and not play.terminated,
+            )
+        ]
+    record.ground_truth = env.ground_truth()
+    record.ended_at = utcnow()
+
+
 async def run_episode(
     env: TextEnv,
     agent: Agent,
@@ -99,151 +241,63 @@ async def run_episode(
     env_id = env.env_id
     family = env_spec(env_id).family if env_id else "unknown"
     identity = agent_identity if agent_identity is not None else agent.config()
-    eid = episode_id_override or episode_id(
-        env_id=env_id,
-        preset=preset,
-        seed=seed,
-        agent_config=identity,
-        repeat=repeat,
-        env_options=env_options,
-    )
+    eid = episode_id_override or episode_id(env_id=env_id, preset=preset, seed=seed,
+                                            agent_config=identity, repeat=repeat,
+                                            env_options=env_options)  # fmt: skip
     started = utcnow()
-    per_task = env.step_cap_scope == "task"
-    if per_task:
-        # Multi-task envs apply the cap to every task themselves (and end the episode).
-        env.task_step_cap = max_steps
+    per_task, limit = _step_limits(env, max_steps)
     observation, reset_info = await env.areset(seed=seed)
-    limit = None if per_task else max_steps
-    if env.max_steps is not None and not per_task:
-        limit = env.max_steps if limit is None else min(limit, env.max_steps)
+    cap = max_steps if per_task else limit
     ctx = EpisodeContext(
-        env_id=env_id,
-        family=family,
-        preset=preset,
-        seed=seed,
-        repeat=repeat,
-        rng=_agent_rng(seed, repeat),
-        task_description=env.task_description(),
+        env_id=env_id, family=family, preset=preset, seed=seed, repeat=repeat,
+        rng=_agent_rng(seed, repeat), task_description=env.task_description(),
         reset_info=_jsonable(reset_info),
         ground_truth=env.ground_truth() if agent.privileged else None,
-        max_steps=max_steps if per_task else limit,
-        env_options=dict(env_options or {}),
-    )
+        max_steps=cap, env_options=dict(env_options or {}),
+    )  # fmt: skip
     await agent.reset(ctx, observation)
-    record = EpisodeRecord(
-        episode_id=eid,
-        run_id=run_id,
-        env_id=env_id,
-        family=family,
-        preset=preset,
-        seed=seed,
-        repeat=repeat,
-        env_options=env_options or {},
-        agent=AgentInfo(name=agent_label or agent.name, kind=agent.kind, config=agent.config()),
-        initial_observation=observation,
-        reset_info=ctx.reset_info,
-        max_steps=max_steps if per_task else limit,
-        started_at=started,
-        package_version=__version__,
-    )
-    info_model = env.info_model
-    info: dict[str, Any] = {**ctx.reset_info, "last_reward": 0.0}
-    usage = Usage()
-    total_reward = 0.0
-    terminated = truncated = False
-    t = 0
-    acting = 0
+    record = _open_record(agent, ctx, eid=eid, run_id=run_id, agent_label=agent_label,
+                          observation=observation, max_steps=cap, started=started)  # fmt: skip
+    play = _Play(observation=observation, info={**ctx.reset_info, "last_reward": 0.0})
     fatal: ModelError | None = None
-    while not (terminated or truncated):
+    while not (play.terminated or play.truncated):
         phase, task = env.phase, env.task_index
-        if limit is not None and acting >= limit and phase == TASK_PHASE:
-            truncated = True
+        if limit is not None and play.acting >= limit and phase == TASK_PHASE:
+            play.truncated = True
             break
-        info = {**info, "phase": phase, "task": task}
+        play.info = {**play.info, "phase": phase, "task": task}
         try:
-            decision = await agent.act(observation, info)
+            decision = await agent.act(play.observation, play.info)
         except (ModelRequestError, ModelError) as exc:
-            # The episode ends here. Its steps so far are kept, and the step that failed is
-            # stored too: an invalid step (the env never saw it) whose reason is the error,
-            # which names the endpoint.
-            record.status = "error"
-            record.error = f"step {t}: {exc}"
-            record.steps.append(
-                Step(
-                    t=t,
-                    phase=phase,
-                    task=task,
-                    observation=observation,
-                    action=INVALID_ACTION,
-                    valid=False,
-                    invalid_reason=f"model call failed: {exc}",
-                    agent_info={"model_error": type(exc).__name__},
-                )
-            )
-            if isinstance(exc, ModelError):
-                fatal = exc  # run-level: re-raised below, with this record attached
+            record.status, record.error = "error", f"step {play.t}: {exc}"
+            record.steps.append(_failed_step(play.t, phase, task, play.observation, exc))
+            fatal = exc if isinstance(exc, ModelError) else None  # run-level: re-raised below
             break
         action = decision.action if decision.valid else INVALID_ACTION
-        next_obs, reward, terminated, truncated, raw_info = await env.astep(action)
-        step_info = validate_info(
-            info_model, _jsonable(raw_info), f"{env_id} step {t} (episode {eid})"
-        )
-        env_valid = bool(step_info.get("valid", True))
-        reason = decision.invalid_reason if not decision.valid else step_info.get("invalid_reason")
+        next_obs, reward, play.terminated, play.truncated, raw_info = await env.astep(action)
+        step_info = validate_info(env.info_model, _jsonable(raw_info),
+                                  f"{env_id} step {play.t} (episode {eid})")  # fmt: skip
         if decision.usage is not None:
-            usage = usage + decision.usage
+            play.usage = play.usage + decision.usage
         record.steps.append(
-            Step(
-                t=t,
+            _to_step(
+                decision,
+                t=play.t,
                 phase=phase,
                 task=task,
-                observation=observation,
+                observation=play.observation,
                 action=action,
-                valid=decision.valid and env_valid,
-                invalid_reason=None if (decision.valid and env_valid) else str(reason or "invalid"),
-                raw_output=decision.raw_output,
-                reasoning=decision.reasoning,
-                prompt=prompt_sink(decision.prompt) if (prompt_sink and decision.prompt) else None,
-                reward=reward,
-                terminated=terminated,
-                truncated=truncated,
-                info=step_info,
-                agent_info=decision.agent_info,
-                usage=decision.usage,
-                latency_s=decision.latency_s,
-                retries=decision.retries,
-                cached=decision.cached,
-            )
+                outcome=(reward, play.terminated, play.truncated),
+                step_info=step_info,
+                prompt_sink=prompt_sink,
+            )  # fmt: skip
         )
-        total_reward += reward
-        observation = next_obs
-        info = {**step_info, "last_reward": reward}
-        t += 1
-        if phase == TASK_PHASE:
-            acting += 1
-    last_info = record.steps[-1].info if record.steps else {}
-    record.final_observation = observation if record.steps else None
-    record.total_reward = total_reward
-    record.terminated = terminated
-    record.truncated = truncated
-    record.usage = usage
-    outcomes = env.task_outcomes()
-    if outcomes is not None:
-        record.tasks = [TaskOutcome(index=i, **o) for i, o in enumerate(outcomes)]
-        record.success = bool(record.tasks) and all(o.success for o in record.tasks)
-    else:
-        record.success = bool(last_info.get("success", False))
-        record.tasks = [
-            TaskOutcome(
-                index=0,
-                success=record.success,
-                steps=acting,
-                reward=total_reward,
-                truncated=truncated and not terminated,
-            )
-        ]
-    record.ground_truth = env.ground_truth()
-    record.ended_at = utcnow()
+        play.total_reward += reward
+        play.observation = next_obs
+        play.info = {**step_info, "last_reward": reward}
+        play.t += 1
+        play.acting += phase == TASK_PHASE
+    _close_record(record, env, play)
     if fatal is not None:
         fatal.record = record  # the runner stores it: the steps so far are kept
         raise fatal
