@@ -55,7 +55,7 @@ def test_budgets_and_model_errors_apply_the_same_way_on_both_executors(
     tmp_path: Path, ray_cluster: None, executor: str
 ) -> None:
     from exploreval.models.testing import StubServer
-    from exploreval.runner import RunFailedError
+    from exploreval.runner import RunFailedError, SpecError
 
     data = {
         "suites": [{"env_id": "test/LineWalk-v0", "presets": ["short"], "seeds": "0-19"}],
@@ -73,14 +73,33 @@ def test_budgets_and_model_errors_apply_the_same_way_on_both_executors(
     per_episode = len(records[0].steps)
     assert 10 <= steps < 10 + per_episode and len(records) < 20
 
+    # A model that fails mid-run fails the run the same way on both executors.
     with StubServer() as server:
-        dead = server.base_url
-    failing = {
-        **data,
-        "budget": {},
-        "agents": [{"kind": "llm", "model": "m", "base_url": dead, "max_retries": 0}],
-    }
-    with pytest.raises(RunFailedError, match="cannot connect"):
-        run_experiment(spec_from_dict(failing), str(tmp_path / "dead"))
-    manifest = RunDir(tmp_path / "dead").read_manifest()
-    assert manifest.status == "failed" and "cannot connect" in (manifest.error or "")
+        server.fail_next(503, times=50)
+        url = server.base_url
+        failing = {
+            **data,
+            "budget": {},
+            "agents": [
+                {"kind": "llm", "model": "m", "base_url": server.base_url, "max_retries": 0}
+            ],
+        }
+        with pytest.raises(RunFailedError, match="HTTP 503"):
+            run_experiment(spec_from_dict(failing), str(tmp_path / "failing"))
+    manifest = RunDir(tmp_path / "failing").read_manifest()
+    assert manifest.status == "failed" and "HTTP 503" in (manifest.error or "")
+
+    # Nothing listening at all is refused before the run directory exists, on both.
+    with pytest.raises(SpecError, match="nothing answers"):
+        run_experiment(
+            spec_from_dict(
+                {
+                    **failing,
+                    "agents": [
+                        {"kind": "llm", "model": "m", "base_url": url, "max_retries": 0}
+                    ],
+                }
+            ),
+            str(tmp_path / "dead"),
+        )
+    assert not (tmp_path / "dead").exists()

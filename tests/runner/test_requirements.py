@@ -4,12 +4,13 @@ naming it and the command that installs it; a non-zero exit; no run directory.""
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from _toy import LineWalkEnv
-from exploreval.core import EXTRAS, Extra, register_env
+from exploreval.core import ENV_REGISTRY, EXTRAS, Extra, register_env
 from exploreval.runner import SpecError, run_experiment, spec_from_dict
 
 
@@ -18,12 +19,20 @@ class NeedsExtraEnv(LineWalkEnv):
 
 
 @pytest.fixture
-def missing_extra(monkeypatch: pytest.MonkeyPatch) -> str:
+def missing_extra(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setitem(
         EXTRAS, "fake", Extra("fake", ("exploreval_no_such_module",), "a test's optional part")
     )
     register_env("test/NeedsExtra-v0", NeedsExtraEnv, family="toy", extras=("fake",))
-    return "test/NeedsExtra-v0"
+    yield "test/NeedsExtra-v0"
+    # the extra goes with monkeypatch; an env naming it must not outlive it (doctor lists all)
+    ENV_REGISTRY.unregister("test/NeedsExtra-v0")
+
+
+def test_an_env_naming_an_unknown_extra_is_refused_at_registration() -> None:
+    with pytest.raises(ValueError, match="unknown extra 'nope'.*known: local"):
+        register_env("test/Nope-v0", NeedsExtraEnv, family="toy", extras=("nope",))
+    assert "test/Nope-v0" not in ENV_REGISTRY
 
 
 def _spec(env_id: str, **agent: object) -> object:

@@ -87,6 +87,14 @@ def register_env(
     """
     if not _ENV_ID.match(env_id):
         raise ValueError(f"env id {env_id!r} must look like 'namespace/Name-v0'")
+    from exploreval.core._extras import EXTRAS
+
+    for extra in extras:
+        if extra not in EXTRAS:
+            raise ValueError(
+                f"{env_id}: unknown extra {extra!r}; known: {', '.join(EXTRAS)} "
+                "(an extra is an optional part of exploreval's install)"
+            )
     if not isinstance(entry_point, str):
         cls = entry_point
         cls.env_id = env_id

@@ -432,7 +432,11 @@ def _figure8(
         if index >= len(panels) - cols:
             ax.set_xlabel("round t", fontsize=7)
     fig.suptitle(
-        f"{inst}: arm chosen per round (best arm = top row, shaded; red x = invalid)", fontsize=10
+        f"{inst}: arm chosen per round (best arm = top row, shaded; red x = invalid)",
+        fontsize=10,
+        # pinned in inches: at the default y the title sinks into tall grids' first row
+        y=1 - 0.08 / fig.get_figheight(),
+        va="top",
     )
     _grid_spacing(fig, rows, left=0.05)
     path = out_dir / f"bandit_{slug}_fig8_traces.png"
@@ -468,7 +472,10 @@ def _figure9(
         ax.set_visible(False)
     axes[0].set_ylabel("Fraction of pulls of the best arm")
     fig.suptitle(
-        f"{inst}: fraction of rounds in [1, t] that pulled the best arm, per replicate", fontsize=10
+        f"{inst}: fraction of rounds in [1, t] that pulled the best arm, per replicate",
+        fontsize=10,
+        y=1 - 0.08 / fig.get_figheight(),
+        va="top",
     )
     for index, ax in enumerate(axes[: len(panels)]):
         if index >= len(panels) - cols:
