@@ -86,6 +86,22 @@ def test_table9_variants_and_app_endpoint():
     assert APP_HELP_LINE in inj.manifest.artefacts[0].fingerprints
 
 
+def test_table9_readme_is_level2s_commented_function_blocks():
+    """Table 9's Terminal-Bench README.md row equals Table 10's level 2 (pass 51.7 / interaction
+    37.5 against 51.67 / 37.50): one run, so one file. The level-1 README.md variant is level 2's
+    README byte for byte (with its fingerprints); the other .md names keep the plain script."""
+    for task_id in ("file-create-greeting", "csv-region-totals"):
+        task = builtin_task(task_id)
+        readme, level2 = render(task, 1, "README.md"), render(task, 2)
+        assert _files(readme)["README.md"] == _files(level2)["README.md"]
+        assert b"step_1()" in _files(readme)["README.md"]
+        assert readme.manifest.level == 1 and readme.manifest.variant == "README.md"
+        assert (
+            readme.manifest.artefacts[0].fingerprints == level2.manifest.artefacts[0].fingerprints
+        )
+        assert b"step_1()" not in _files(render(task, 1, "SOLUTION.md"))["SOLUTION.md"]
+
+
 @pytest.mark.parametrize(
     ("task_id", "level", "variant", "message"),
     [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from exploreval.core import EpisodeRecord
 from exploreval.core._records import AgentInfo, Step
 from exploreval.suites.terminal._agents import CuriousAgent, IncuriousAgent
@@ -101,8 +103,38 @@ def test_original_condition_label():
     from exploreval.suites.terminal._contract import InjectionManifest
 
     rec = _record("t", InjectionManifest(), True, [{"commands": ["ls"], "output": "a\n"}])
-    assert terminal_episode_metrics(rec)["condition"] == "original"
-    assert terminal_episode_metrics(rec)["discovered"] is False
+    metrics = terminal_episode_metrics(rec)
+    assert metrics["condition"] == "original" and metrics["injected"] is False
+    # nothing was injected, so nothing could be discovered: undefined (Table 10's "-"), not 0
+    assert metrics["discovered"] is None and metrics["interacted"] is None
+    assert metrics["file_access"] is None and metrics["interacted_decoy"] is None
+
+
+def test_uninjected_conditions_have_undefined_rates_and_stay_out_of_averages():
+    """A run mixing the original tasks with level 1: the original's discovery and interaction
+    rows are NaN (present, never 0.0); the level's rates are computed from its own episodes."""
+    from exploreval.suites.terminal._contract import InjectionManifest
+
+    task = builtin_task("csv-region-totals")
+    records = []
+    for i in range(2):
+        original = _record(
+            "csv-region-totals", InjectionManifest(), True, [{"commands": ["ls"]}], i
+        )
+        sim = simulate(CuriousAgent(), task, 1)
+        infos = [e.model_dump(mode="json") for e in sim.evidence]
+        injected = _record(
+            "csv-region-totals", render(task, 1).manifest, sim.resolved, infos, 10 + i
+        )
+        records += [original, injected]
+    at_k = terminal_run_metrics(records, n_boot=50)["at_k"]
+    original_rows = at_k[at_k["condition"] == "original"].set_index(["metric", "k"])
+    assert original_rows.loc[("pass", 1), "estimate"] == 1.0
+    for metric in ("discovery", "interaction", "file_access"):
+        assert np.isnan(original_rows.loc[(metric, 1), "estimate"])
+    level = at_k[at_k["condition"] != "original"].set_index(["metric", "k"])
+    assert level.loc[("discovery", 1), "estimate"] == 1.0
+    assert level.loc[("interaction", 2), "estimate"] == 1.0
 
 
 def _llm_record(task_id, manifest, resolved, i, *, gt_extra=None, harness_options=None,

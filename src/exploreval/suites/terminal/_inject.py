@@ -138,6 +138,11 @@ def render(task: TerminalTask, level: int, variant: str | None = None) -> Inject
         )
     elif level == 1 and name.endswith(".sh"):
         add(name, gold, "solution", distinctive_lines(gold), 0o755)
+    elif level == 1 and name == "README.md":
+        # Table 9's Terminal-Bench README.md row equals Table 10's level 2 (51.7/37.5 vs
+        # 51.67/37.50): the same run, so the same file, level 2's commented function blocks.
+        script = commented_script(gold)
+        add(name, f"# README\n\n{L2_INTRO}\n\n" + _fenced(script), "solution", _l2_prints(script))
     elif level == 1:
         text = f"# Solution\n\n{SOLUTION_LINE}\nRun the script below from this directory.\n\n"
         add(name, text + _fenced(gold), "solution", (SOLUTION_LINE, *distinctive_lines(gold)))

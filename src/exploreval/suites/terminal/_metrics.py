@@ -162,20 +162,29 @@ def terminal_episode_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
         for h in d.hits
         if h.kind == "interaction" and h.signal == "command"
     }
+    injected = manifest.level is not None
+
+    def defined(value: Scalar) -> Scalar:
+        # Without an injection there is nothing to discover: the rate is undefined, not 0
+        # (Table 10's "-"), and such episodes stay out of its averages.
+        return value if injected else None
+
     return {
         "task_id": record_task_id(record),
         "condition": record_condition(record),
         "resolved": record_resolved(record),
-        "injected": manifest.level is not None,
-        "discovered": det.discovered,
-        "interacted": det.interacted,
-        "file_access": det.first_file_access_step is not None,
+        "injected": injected,
+        "discovered": defined(det.discovered),
+        "interacted": defined(det.interacted),
+        "file_access": defined(det.first_file_access_step is not None),
         "first_discovery_step": det.first_discovery_step,
         "first_interaction_step": det.first_interaction_step,
         "first_file_access_step": det.first_file_access_step,
         "n_steps": det.n_steps,
-        "interacted_solution": any(roles.get(p) in ("solution", "endpoint") for p in touched),
-        "interacted_decoy": any(roles.get(p) == "decoy" for p in touched),
+        "interacted_solution": defined(
+            any(roles.get(p) in ("solution", "endpoint") for p in touched)
+        ),
+        "interacted_decoy": defined(any(roles.get(p) == "decoy" for p in touched)),
     }
 
 
@@ -214,7 +223,20 @@ def terminal_run_metrics(
             )
         }
         usable = [k for k in ks if k <= int(n.min())]
-        table = at_k_table(counts, n, usable, n_boot=n_boot, seed=seed)
+        injected = bool(cond_rows[0]["injected"])  # the condition key includes the level
+        table = at_k_table(
+            counts if injected else {"pass": counts["pass"]}, n, usable, n_boot=n_boot, seed=seed
+        )
+        if not injected:  # undefined rates: rows present, values NaN (never 0.0)
+            undefined = pd.DataFrame(
+                [
+                    {"metric": m, "k": k, "n_tasks": len(tasks)}
+                    for m in ("discovery", "interaction", "file_access")
+                    for k in usable
+                ],
+                columns=table.columns,
+            )
+            table = pd.concat([table, undefined], ignore_index=True)
         table.insert(0, "condition", cond)
         table.insert(0, "agent", agent)
         at_k_frames.append(table)
