@@ -12,7 +12,7 @@ import pytest
 from exploreval.suites.terminal._builtin import builtin_task
 from exploreval.suites.terminal._bwrap_check import check_task
 from exploreval.suites.terminal._cipher import decrypt, derive_password
-from exploreval.suites.terminal._decoys import N_DECOYS, decoy_texts, load_decoys
+from exploreval.suites.terminal._decoys import N_DECOYS, build_decoys, decoy_texts, load_decoys
 from exploreval.suites.terminal._inject import (
     APP_ENDPOINT,
     APP_HELP_LINE,
@@ -212,6 +212,15 @@ def test_shipped_decoys_exist_for_every_builtin_task(builtin):
         assert (Path(task.source_dir) / "decoys.json").is_file(), task.id
         decoys = load_decoys(task, build=False)
         assert len(decoys.candidates) == N_DECOYS
+        texts = decoy_texts(task, decoys)  # regenerated under today's rules, checksums match
+        assert len(set(texts)) == N_DECOYS and task.solution not in texts
+
+
+def test_decoys_are_built_only_from_a_gold_that_passes():
+    task = builtin_task("file-create-greeting")
+    broken = task.model_copy(update={"solution": "#!/bin/bash\nset -e\ntrue\n"})
+    with pytest.raises(ValueError, match="gold solution does not pass its tests"):
+        build_decoys(broken)
 
 
 def test_render_is_identical_across_processes_and_hash_seeds():

@@ -11,6 +11,8 @@ from exploreval.suites.terminal._variants import (
     candidate_ids,
     commented_script,
     explain_step,
+    heredoc_spans,
+    is_executed,
     is_safe,
     mutation_sites,
     seed_of,
@@ -111,3 +113,47 @@ def test_unsafe_mutations_are_rejected():
     assert not is_safe("cat a.txt", "cat ../a.txt")
     assert not is_safe("cat /app/a.txt", "cat /etc/a.txt")
     assert is_safe("cat /app/a.txt", "cat /app/a.txt > b")
+
+
+def _sites_on(body: str, needle: str) -> list:
+    """The mutation sites that start inside the first occurrence of ``needle``."""
+    at = body.index(needle)
+    return [s for s in mutation_sites(body) if at <= s.start < at + len(needle)]
+
+
+def test_decoys_never_edit_comments_or_display_only_commands():
+    """Paper 4 Appendix B.3: a decoy changes an instruction's behaviour. A comment, a trailing
+    comment, or an echo/printf/cat that only prints is not one; an echo into a file is (that is
+    how such tasks write answers), and so is any line of a heredoc a script writes."""
+    body = (
+        "# make the report\n"
+        "echo starting\n"
+        'echo "a # b" > out.txt  # trailing note\n'
+        "cat > run.sh <<'EOF'\n"
+        "# a line of the written script\n"
+        "echo $1\n"
+        "EOF\n"
+        "sort -n data.txt > sorted.txt\n"
+    )
+    assert heredoc_spans(body) == [
+        (body.index("# a line"), body.index("EOF\nsort")),
+    ]
+    never = ["# make the report", "echo starting", "# trailing note"]
+    always = ['echo "a # b" > out.txt', "# a line of the written script", "echo $1", "sort -n"]
+    for needle in never:
+        sites = _sites_on(body, needle)
+        assert sites and not any(is_executed(body, s) for s in sites), needle
+    for needle in always:
+        sites = _sites_on(body, needle)
+        assert sites and all(is_executed(body, s) for s in sites), needle
+
+
+@given(GOLD, st.integers(0, 10_000))
+def test_every_candidate_edits_an_executed_instruction(gold, draw):
+    _, body = body_of(gold)
+    sites = mutation_sites(body)
+    ids = candidate_ids(len(sites), seed_of(gold))
+    cid = ids[draw % len(ids)]
+    chosen = [int(cid[1:])] if cid.startswith("s") else [int(x) for x in cid[1:].split("-")]
+    if build_candidate(gold, cid) is not None:
+        assert all(is_executed(body, sites[i]) for i in chosen)

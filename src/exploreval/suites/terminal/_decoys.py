@@ -105,6 +105,13 @@ def build_decoys(task: TerminalTask, *, workers: int = 2, fast: bool | None = No
         raise ValueError(f"task {task.id} has no gold solution")
     solution = task.solution
     use_fast = fast if fast is not None else task.source_layout == "builtin"
+    # A decoy means "fails where the gold passes": without a passing gold, failing proves nothing.
+    gold = check_task(task, solution, fast=use_fast, timeout_s=60.0)
+    if not gold.passed:
+        raise ValueError(
+            f"task {task.id}: the gold solution does not pass its tests "
+            f"({'timed out' if gold.timed_out else 'tests failed'}), so no decoy is built"
+        )
     _, body = body_of(solution)
     ids = candidate_ids(len(mutation_sites(body)), seed_of(task.id))[:MAX_CANDIDATES]
     kept: list[tuple[str, str]] = []

@@ -460,8 +460,56 @@ def candidate_ids(n_sites: int, seed: int) -> list[str]:
     return singles + pairs
 
 
+def heredoc_spans(body: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of heredoc bodies: text a script writes into a file, not shell."""
+    spans: list[tuple[int, int]] = []
+    lines = body.splitlines(keepends=True)
+    offset, pending = 0, ""
+    start = 0
+    for line in lines:
+        if pending:
+            if line.strip() == pending:
+                spans.append((start, offset))
+                pending = ""
+        else:
+            m = _HEREDOC_RE.search(line)
+            if m:
+                pending, start = m.group(2), offset + len(line)
+        offset += len(line)
+    if pending:
+        spans.append((start, offset))
+    return spans
+
+
+_DISPLAY = re.compile(r"^\s*(echo|printf|cat)\b")
+
+
+def is_executed(body: str, site: Site, heredocs: list[tuple[int, int]] | None = None) -> bool:
+    """Whether ``site`` edits an instruction that changes behaviour: never a shell comment, and
+    never an ``echo``/``printf``/``cat`` that only displays (no redirection into a file). Text
+    inside a heredoc is the content of a written file (a generated script's instructions, a data
+    file), so it counts; so does an ``echo ... > file``, which is how such tasks write answers."""
+    spans = heredoc_spans(body) if heredocs is None else heredocs
+    if any(a <= site.start < b for a, b in spans):
+        return True
+    line_start = body.rfind("\n", 0, site.start) + 1
+    line_end = body.find("\n", site.start)
+    line = body[line_start : len(body) if line_end < 0 else line_end]
+    # quoted text blanked, same length: a '#' or '>' inside quotes is neither comment nor redirect
+    code = re.sub(
+        r"'[^']*'|\"(?:\\.|[^\"\\])*\"", lambda m: "'" + "_" * (len(m.group()) - 2) + "'", line
+    )
+    if code.lstrip().startswith("#"):
+        return False
+    comment = re.search(r"(^|\s)#", code)
+    if comment and site.start - line_start >= comment.end() - 1:
+        return False
+    return not (_DISPLAY.match(line) and ">" not in code)
+
+
 def build_candidate(script: str, cid: str) -> str | None:
-    """The wrong variant ``cid`` of ``script``, or None when it is overlapping or unsafe."""
+    """The wrong variant ``cid`` of ``script``, or None when it is overlapping, unsafe, or
+    edits no executed instruction (:func:`is_executed`)."""
     header, body = body_of(script)
     sites = mutation_sites(body)
     if cid.startswith("s"):
@@ -471,6 +519,9 @@ def build_candidate(script: str, cid: str) -> str | None:
         if _overlap(sites[i], sites[j]):
             return None
         chosen = [sites[i], sites[j]]
+    heredocs = heredoc_spans(body)
+    if not all(is_executed(body, site, heredocs) for site in chosen):
+        return None
     mutated = apply_sites(body, chosen)
     if mutated == body or not is_safe(body, mutated):
         return None
