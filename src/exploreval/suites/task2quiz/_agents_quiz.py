@@ -48,6 +48,7 @@ def stage1_facts(info: dict[str, Any]) -> Stage1StepFacts | None:
         room=info.get("room"),
         facts_added=tuple(info.get("facts_added") or ()),
         facts_removed=tuple(info.get("facts_removed") or ()),
+        intro=str(info.get("intro") or ""),
     )
 
 

@@ -74,6 +74,9 @@ class Stage1StepFacts(BaseModel):
     room: str | None  # player's room id after the step
     facts_added: tuple[str, ...] = ()  # propositions as "name(arg1,arg2)" with entity ids
     facts_removed: tuple[str, ...] = ()
+    #: the task's opening text (start room, goal), on each task's first step only: it shows the
+    #: initial state, so what it says about lock and open state is evidence too
+    intro: str = ""
 
 
 class Question(BaseModel):

@@ -144,6 +144,7 @@ class Task2QuizEnv(TextEnv):
         self._seed: int | None = None
         self._admissible: list[str] | None = None
         self._facts: set[str] = set()
+        self._intro = ""
         self._ids: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._used = 0
@@ -225,7 +226,8 @@ class Task2QuizEnv(TextEnv):
         self._used = 0
         self._admissible = list(state["admissible_commands"])
         header = f"Task {self._task + 1} of {len(self.tasks)}."  # the intro states the goal
-        return f"{header}\n\n{clean_feedback(state.feedback)}", list(state["admissible_commands"])
+        self._intro = f"{header}\n\n{clean_feedback(state.feedback)}"
+        return self._intro, list(state["admissible_commands"])
 
     def _close_game(self) -> None:
         if self._game is not None:
@@ -276,7 +278,11 @@ class Task2QuizEnv(TextEnv):
             room=room,
             facts_added=tuple(sorted(added)),
             facts_removed=tuple(sorted(removed)),
+            intro=self._intro,
         )
+        if self._intro:
+            info["intro"] = self._intro
+        self._intro = ""  # read once: on the task's first step
         self.stage1.append(step_facts)
         if won:
             self._score += 1

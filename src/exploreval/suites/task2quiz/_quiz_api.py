@@ -107,6 +107,8 @@ class Evidence:
     held: set[str] = field(default_factory=set)
     #: doors/containers whose key the game named (an open attempt while locked)
     keynamed: set[str] = field(default_factory=set)
+    #: (thing, state) the text stated while the thing was still in its initial state
+    described: set[tuple[str, str]] = field(default_factory=set)
 
     def atoms(self) -> set[str]:
         """The evidence as checkpoint atoms (``visited:r_1``, ``moved:r_0:r_1``...)."""
@@ -118,6 +120,7 @@ class Evidence:
         out |= {f"unlocked:{x}" for x in self.unlocked}
         out |= {f"held:{x}" for x in self.held}
         out |= {f"keynamed:{x}" for x in self.keynamed}
+        out |= {f"described:{x}:{state}" for x, state in self.described}
         return out
 
 
@@ -134,9 +137,18 @@ def evidence_from_steps(world: QuizWorld, steps: Sequence[Stage1StepFacts]) -> E
     adjacent = {frozenset((c["src"], c["dst"])) for c in summary.get("connections", [])}
     found = Evidence(visited={start})
     room, task = start, None
+    patterns = state_patterns(summary)
+    changed: set[str] = set()  # things whose open/lock state this task has changed so far
     for step in steps:
         if step.task_index != task:
             room, task = start, step.task_index
+            changed = set()
+        found.described |= described_states(step.intro, patterns, changed)
+        for fact in (*step.facts_added, *step.facts_removed):
+            name, args = split_fact(fact)
+            if name in ("open", "closed", "locked") and args:
+                changed.add(args[0])
+        found.described |= described_states(step.feedback, patterns, changed)
         if step.room and step.room != room:
             if frozenset((room, step.room)) in adjacent:  # (a real trajectory never jumps)
                 found.moves.add(frozenset((room, step.room)))
@@ -160,6 +172,44 @@ def evidence_from_steps(world: QuizWorld, steps: Sequence[Stage1StepFacts]) -> E
     return found
 
 
+#: TextWorld's room and examine text (``house_room.twg``): a container is "a locked / a closed /
+#: an open(ed) X" or "The X is locked / closed"; a door is only "a closed / an open X", and a
+#: locked door is called closed, so for doors only "open" tells the state.
+_CONTAINER_TEXT = (
+    r"\b(?:an?\s+(locked|closed|opened|open)\s+{name}|the\s+{name}\s+is\s+(locked|closed))\b"
+)
+_DOOR_TEXT = r"\ban?\s+(opened|open)\s+{name}\b"
+
+
+def state_patterns(summary: dict[str, Any]) -> dict[str, re.Pattern[str]]:
+    """Per door and container, the phrases of TextWorld's text that state its open/lock state."""
+    names: dict[str, str] = summary.get("names", {})
+    out: dict[str, re.Pattern[str]] = {}
+    for kind, template in (("containers", _CONTAINER_TEXT), ("doors", _DOOR_TEXT)):
+        for thing in summary.get(kind, {}):
+            if thing in names:
+                name = r"\s+".join(re.escape(w) for w in names[thing].split())
+                out[thing] = re.compile(template.format(name=name), re.IGNORECASE)
+    return out
+
+
+def described_states(
+    text: str, patterns: dict[str, re.Pattern[str]], changed: set[str]
+) -> set[tuple[str, str]]:
+    """(thing, locked|closed|open) stated by ``text`` for things still in their initial state
+    (``changed``: those this task's actions have opened, closed, locked or unlocked)."""
+    found: set[tuple[str, str]] = set()
+    if not text:
+        return found
+    for thing, pattern in patterns.items():
+        if thing in changed:
+            continue
+        for match in pattern.finditer(text):
+            word = (match.group(1) or match.group(match.lastindex or 1)).lower()
+            found.add((thing, "open" if word.startswith("open") else word))
+    return found
+
+
 def split_fact(fact: str) -> tuple[str, list[str]]:
     """``"at(o_1,r_2)"`` -> ``("at", ["o_1", "r_2"])``."""
     name, _, rest = fact.partition("(")
@@ -177,7 +227,7 @@ def satisfied(checkpoint: Any, atoms: set[str]) -> bool:
     return checkpoint in atoms
 
 
-_ATOM_KINDS = {"visited", "moved", "opened", "unlocked", "held", "keynamed"}
+_ATOM_KINDS = {"visited", "moved", "opened", "unlocked", "held", "keynamed", "described"}
 
 
 def checkpoint_atoms(checkpoint: Any) -> set[str]:
@@ -207,17 +257,42 @@ def _seen(summary: dict[str, Any], entity: str) -> Any:
 
 
 def _lock_revealed(summary: dict[str, Any], thing: str) -> Any:
-    """Whether a door/container was locked at the start shows only by acting on it: a locked one
-    by trying to open it (the game names the key) or unlocking it; a closed one by opening it
-    (examine says "closed" either way); an open one is seen open."""
+    """Whether a door/container was locked at the start: a locked one by trying to open it (the
+    game names the key), unlocking it, or text calling it locked (containers only); a closed one
+    by opening it or, for a container, text calling it closed (TextWorld never calls a locked
+    container closed; it does call a locked door closed); an open one is seen open."""
     info = summary["doors"].get(thing) or summary["containers"][thing]
+    container = thing in summary["containers"]
     if info["state"] == "locked":
-        return {"any": [f"keynamed:{thing}", f"unlocked:{thing}"]}
+        told = [f"described:{thing}:locked"] if container else []
+        return {"any": [f"keynamed:{thing}", f"unlocked:{thing}", *told]}
     if info["state"] == "closed":
-        return f"opened:{thing}"
+        return (
+            {"any": [f"opened:{thing}", f"described:{thing}:closed"]}
+            if container
+            else (f"opened:{thing}")
+        )
+    return _open_seen(summary, thing)
+
+
+def _open_seen(summary: dict[str, Any], thing: str) -> Any:
+    """An open door or container is seen open from its room (the room text says "an open X")."""
+    info = summary["doors"].get(thing) or summary["containers"][thing]
     if thing in summary["doors"]:
         return {"any": [f"visited:{r}" for r in info["rooms"]]}
     return f"visited:{info['room']}"
+
+
+def _open_revealed(summary: dict[str, Any], thing: str) -> Any:
+    """Whether a door/container was open at the start: an open one is seen open; one that was not
+    shows it by being opened, unlocked or named with its key, or by text calling it closed or
+    locked (for a door only "open" is told, so a closed door shows by being opened)."""
+    info = summary["doors"].get(thing) or summary["containers"][thing]
+    if info["state"] == "open":
+        return _open_seen(summary, thing)
+    told = [f"described:{thing}:closed", f"described:{thing}:locked"]
+    acted = [f"opened:{thing}", f"unlocked:{thing}", f"keynamed:{thing}"]
+    return {"any": acted + (told if thing in summary["containers"] else [])}
 
 
 def _exits_known(neighbours: dict[str, set[str]], room: str) -> Any:
@@ -234,8 +309,7 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
     Types and formats (docs/task2quiz.md, "Questions"): Location (where) for every item,
     container and supporter; Connectivity (yes/no) for every adjacent pair and as many
     non-adjacent ones; Direction (what) for every connection; Match (which) for every locked
-    door/container; Property: was each door/container locked (yes/no), and what kind of thing each
-    item, container and supporter is (description)."""
+    door/container; Property: was each door/container locked, and was it open (yes/no)."""
     summary = world.summary or {}
     names: dict[str, str] = summary.get("names", {})
     rng = np.random.default_rng([seed, 7919])
@@ -312,17 +386,19 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
             {"any": [f"unlocked:{thing}", f"keynamed:{thing}"]},
             choices=[names[k] for k in keys],
         )  # fmt: skip
-    # Property: latent lock state of every door and container, and the kind of every thing
+    # Property: latent lock and open state of every door and container (the paper's property
+    # type: "locked/unlocked, open/closed"); no per-thing "kind" question (docs/task2quiz.md)
     for thing in sorted(lockables, key=_order):
         add(
             "property", "yes_no", f"Was the {names[thing]} locked at the start?",
             "yes" if lockables[thing]["state"] == "locked" else "no",
             _lock_revealed(summary, thing),
         )  # fmt: skip
-    for thing in things:
+    for thing in sorted(lockables, key=_order):
         add(
-            "property", "description", f"What kind of thing is the {names[thing]}?",
-            KINDS[_kind_of(summary, thing)], _seen(summary, thing),
+            "property", "yes_no", f"Was the {names[thing]} open at the start?",
+            "yes" if lockables[thing]["state"] == "open" else "no",
+            _open_revealed(summary, thing),
         )  # fmt: skip
     return out
 

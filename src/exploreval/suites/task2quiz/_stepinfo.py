@@ -18,6 +18,9 @@ class Task2QuizStepInfo(StepInfo):
     task_index: int | None = Field(default=None, description="Task this step belongs to")
     command: str | None = Field(default=None, description="The command sent to TextWorld")
     feedback: str | None = Field(default=None, description="TextWorld's cleaned feedback")
+    intro: str | None = Field(
+        default=None, description="the task's opening text, on its first step (evidence too)"
+    )
     room: str | None = Field(default=None, description="Player's room id after the step")
     facts_added: list[str] | None = Field(
         default=None, description='True-state propositions made true, "name(id,id)"'
