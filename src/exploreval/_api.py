@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from exploreval.analysis import Comparison
     from exploreval.core import EnvSpec, EpisodeRecord, TextEnv
     from exploreval.runner import ExperimentSpec, RunSummary
-    from exploreval.store import RunManifest
+    from exploreval.store import RunColumns, RunManifest
 
 PathLike = str | Path
 
@@ -127,7 +127,7 @@ class Run:
         self._dir = RunDir(self.path)
         if not self._dir.exists():
             raise StoreError(f"{self.path} is not a run directory (no manifest.json)")
-        self._con: Any = None
+        self._con: duckdb.DuckDBPyConnection | None = None
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"
@@ -153,7 +153,7 @@ class Run:
             raise StoreError(f"{self.path} has no episode {episode_id!r}")
         return self._columns().record(int(row[0][0]), int(row[0][1]))
 
-    def _columns(self) -> Any:
+    def _columns(self) -> RunColumns:
         from exploreval.store import RunColumns
 
         return RunColumns(self._dir)
@@ -186,7 +186,8 @@ class Run:
 
     def to_pandas(self) -> pd.DataFrame:
         """The episodes table as pandas."""
-        return self.episodes().df()
+        frame: pd.DataFrame = self.episodes().df()
+        return frame
 
 
 def open_run(path: PathLike) -> Run:

@@ -301,10 +301,12 @@ def run_labels(runs: Sequence[tuple[RunManifest, Path]]) -> list[str]:
     """One distinct, readable label per run: its name (default: the env name), else, when two
     runs share it, the run directory's name, else the run id, else ``label~2``..."""
     labels = [manifest.name or path.name for manifest, path in runs]
-    for fallback in (lambda m, p: p.name, lambda m, p: m.run_id):
+    for fallback in ("directory", "run id"):
         counts = Counter(labels)
         labels = [
-            fallback(manifest, path) or label if counts[label] > 1 else label
+            (path.name if fallback == "directory" else manifest.run_id) or label
+            if counts[label] > 1
+            else label
             for label, (manifest, path) in zip(labels, runs, strict=True)
         ]
     seen: Counter[str] = Counter()

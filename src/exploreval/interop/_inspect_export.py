@@ -25,11 +25,14 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exploreval.core import EpisodeRecord, Message
 from exploreval.store import RunDir
 from exploreval.store._import_inspect import EXPLOREVAL_STORE_KEY
+
+if TYPE_CHECKING:
+    from inspect_ai.scorer import Score
 
 #: The tool every exported action is a call of (its one argument is the action text).
 ACT_TOOL = "act"
@@ -168,7 +171,7 @@ def _events(record: EpisodeRecord, run: RunDir, model: str) -> list[Any]:
     return events
 
 
-def episode_score(record: EpisodeRecord) -> Any:
+def episode_score(record: EpisodeRecord) -> Score:
     """The inspect ``Score`` of an episode: ``success`` and the family's headline metrics as
     its value (inspect aggregates each), every numeric episode metric in its metadata."""
     from inspect_ai.scorer import Score

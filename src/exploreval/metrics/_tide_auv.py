@@ -108,7 +108,8 @@ def progress_curve(traces: Sequence[Sequence[float]], t_max: int) -> FloatArray:
     """Mean progress curve [P_0 .. P_t_max] over tasks (AUV on a progress score, Appendix B.2)."""
     if not traces:
         raise ValueError("progress_curve needs at least one task")
-    return progress_curves(traces, t_max).mean(axis=0)
+    mean: FloatArray = progress_curves(traces, t_max).mean(axis=0)
+    return mean
 
 
 def progress_auv(traces: Sequence[Sequence[float]], t_max: int) -> float:
@@ -119,7 +120,8 @@ def progress_auv(traces: Sequence[Sequence[float]], t_max: int) -> float:
 def task_progress_auv(traces: Sequence[Sequence[float]], t_max: int) -> FloatArray:
     """Per-task AUV of each progress curve; their mean is ``progress_auv``."""
     curves = progress_curves(traces, t_max)
-    return (curves[:, :-1] + curves[:, 1:]).sum(axis=1) / (2.0 * t_max)
+    auv: FloatArray = (curves[:, :-1] + curves[:, 1:]).sum(axis=1) / (2.0 * t_max)
+    return auv
 
 
 def bootstrap_mean_ci(

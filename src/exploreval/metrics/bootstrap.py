@@ -83,7 +83,8 @@ def _resampled_means(
     pairs, counts = np.unique(np.stack([sums, sizes], axis=1), axis=0, return_counts=True)
     if len(pairs) * _DISTINCT_RATIO <= n:
         drawn = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
-        return (drawn @ pairs[:, 0]) / (drawn @ pairs[:, 1])
+        ratio: npt.NDArray[np.float64] = (drawn @ pairs[:, 0]) / (drawn @ pairs[:, 1])
+        return ratio
     means = np.empty(resamples, dtype=np.float64)
     chunk = max(1, _CHUNK_CELLS // n)
     for start in range(0, resamples, chunk):

@@ -322,7 +322,7 @@ class OpenAIClient(ModelClient):
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""
         cap = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
-        return cap / 2 + self._jitter.uniform(0, cap / 2)
+        return cap / 2 + float(self._jitter.uniform(0, cap / 2))
 
     def _describe(self, exc: BaseException) -> str:
         message = str(exc) or type(exc).__name__

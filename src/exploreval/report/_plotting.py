@@ -139,7 +139,7 @@ def text_collisions(fig: Any, *, slack_px: float = 1.0) -> list[str]:
     return out
 
 
-def save_figure(fig: Any, path: Any, dpi: int = 110, **options: Any) -> Path:
+def save_figure(fig: Any, path: Path, dpi: int = 110, **options: Any) -> Path:
     """Save with everything drawn inside the image, legends outside the axes included (a
     constrained-layout figure already makes room for them; any other is cropped to what is drawn,
     ``bbox_inches="tight"``), written atomically (temp file, fsync, rename): a report being

@@ -103,7 +103,7 @@ async def execute_ray(runner: Runner) -> AsyncIterator[EpisodeRecord]:
                           concurrency=spec.concurrency) as pool:  # fmt: skip
         agents = [await pool.resolve_local(a) for a in spec.agents]
         remote = ray.remote(_play_batch)
-        cpus = int(ray.cluster_resources().get("CPU", 1))
+        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         pending = list(runner.pending)
         args = (
             [a.model_dump(mode="json") for a in agents],

@@ -386,7 +386,9 @@ class RunColumns:
         stats.parts += 1
 
     # -- reading ----------------------------------------------------------------------------
-    def connect(self, con: duckdb.DuckDBPyConnection | None = None, *, prefix: str = "") -> Any:
+    def connect(
+        self, con: duckdb.DuckDBPyConnection | None = None, *, prefix: str = ""
+    ) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with this run's views (after a sync): ``episodes`` and ``steps``
         (latest record per episode), ``all_episodes`` and ``all_steps`` (every line), and
         ``results`` when the run has been scored. ``prefix`` names them apart (``a_episodes``)."""

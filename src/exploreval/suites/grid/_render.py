@@ -171,8 +171,9 @@ class _Canvas:
         ax.set_ylim(-0.5, h - 0.5)
         sx, sy = task.start
         ax.text(sx, sy, "S", ha="center", va="center", fontsize=11, weight="bold")
-        canvas.draw()
-        self.background = Image.fromarray(np.asarray(canvas.buffer_rgba()).copy()).convert("RGBA")
+        canvas.draw()  # type: ignore[no-untyped-call]  # (untyped in matplotlib's own stubs)
+        rgba = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+        self.background = Image.fromarray(np.asarray(rgba).copy()).convert("RGBA")
         height_px = self.background.height
         # Data -> pixel is affine per axis; resolve it once (matplotlib transforms are slow).
         (ox, oy), (ux, uy) = ax.transData.transform([(0.0, 0.0), (1.0, 1.0)])

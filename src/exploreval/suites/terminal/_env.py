@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import ConfigDict
 
@@ -31,6 +31,9 @@ from exploreval.suites.terminal._contract import (
 )
 from exploreval.suites.terminal._limits import Limits
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+
+if TYPE_CHECKING:
+    from exploreval.suites.terminal._editor import FileEditor
 
 MAX_DURATION_S = 60.0
 #: A blocking command (Terminus 1) may wait longer than a plain duration.
@@ -314,7 +317,7 @@ class TerminalEnv(AsyncTextEnv):
         self.task_position: int | None = None
         self.manifest: InjectionManifest | None = None
         self.verification: dict[str, Any] | None = None
-        self._editor: Any = None
+        self._editor: FileEditor | None = None
         self._done = False
         self._cwd = ""
         self._evidence: list[StepEvidence] = []
@@ -592,6 +595,7 @@ class TerminalEnv(AsyncTextEnv):
 
             info.commands = [EDITOR_PREFIX + json.dumps(call, sort_keys=True)]
             try:
+                assert self._editor is not None
                 out = await self._editor.run(call)
             except SandboxError as exc:
                 out = f"The editor could not run: {exc}"

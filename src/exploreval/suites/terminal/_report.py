@@ -282,6 +282,7 @@ def figure_discovery_interaction(groups: Sequence[Group], curves: pd.DataFrame) 
     plt = _plt()
     agents = _agents(groups)
     widest = max(sum(1 for g in groups if g.agent == a) for a in agents)
+    fig: Figure
     fig, axes = plt.subplots(
         len(agents), 1, figsize=(max(6.0, 1.25 * widest + 2.5), 2.9 * len(agents)), squeeze=False
     )
@@ -365,6 +366,7 @@ def figure_at_k(groups: Sequence[Group], curves: pd.DataFrame, metric: str) -> F
     if not agents:
         return None
     k_max = max(g.n_min for g in groups if metric in g.metrics)
+    fig: Figure
     fig, axes = plt.subplots(
         len(agents), 1, figsize=(7.5, 2.8 * len(agents)), squeeze=False, sharex=True
     )
