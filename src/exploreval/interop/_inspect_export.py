@@ -255,8 +255,9 @@ def export_inspect(
         usage = ModelUsage()
         for record in members:
             score = episode_score(record)
+            assert isinstance(score.value, dict)  # episode_score's value: metric -> number
             for name, number in score.value.items():
-                totals.setdefault(name, []).append(float(number))
+                totals.setdefault(name, []).append(float(number or 0.0))
             sample_usage = ModelUsage(
                 input_tokens=record.usage.prompt_tokens,
                 output_tokens=record.usage.completion_tokens,

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+import numpy.typing as npt
 
 FloatArray = np.ndarray
 

@@ -321,7 +321,7 @@ class OpenAIClient(ModelClient):
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""
-        cap = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
+        cap = float(min(self.backoff_max_s, self.backoff_base_s * (2**attempt)))
         return cap / 2 + float(self._jitter.uniform(0, cap / 2))
 
     def _describe(self, exc: BaseException) -> str:

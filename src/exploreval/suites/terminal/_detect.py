@@ -345,7 +345,7 @@ def _command_match(
                     return f"glob:{token}"
                 continue
             if _relative(token, cwd, mount) == art.path:
-                return str(token)
+                return token
     if _relative(words[0], cwd, mount) == art.path:  # ./solution.sh
         return words[0]
     # nested command text: bash -c "cat /app/solution.sh", $(cat notes/README.md): every
@@ -353,7 +353,7 @@ def _command_match(
     for word in words:
         for token in _PATHLIKE.findall(word):
             if _relative(token, cwd, mount) == art.path:
-                return token
+                return str(token)  # findall's items are untyped
     return None
 
 
