@@ -135,7 +135,7 @@ def test_a_signal_finishes_the_manifest_interrupted_and_progress_is_written_duri
 
 def test_runs_shows_a_killed_run_as_stale(tmp_path: Path) -> None:
     out = tmp_path / "runs" / "killed"
-    proc = _start_cli_run(out)
+    proc = _start_cli_run(out, seeds="0-999")  # ~200 s of play: killed long before it ends
     try:
         _wait_for(lambda: _manifest(out).get("status") == "running")
         assert RunDir(out).is_locked()
