@@ -35,6 +35,7 @@ from exploreval.analysis._score import (
     results_table,
     score_records,
     score_run,
+    write_judged_tables,
 )
 from exploreval.analysis._stats import bootstrap_mean_ci
 
@@ -63,6 +64,7 @@ __all__ = [
     "results_table",
     "score_records",
     "score_run",
+    "write_judged_tables",
     "sign_test_p",
     "summary_table",
 ]

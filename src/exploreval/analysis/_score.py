@@ -180,15 +180,19 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
     cached = _cached_result(run, stamp, list(latest.values()), run_id)
     result = cached or score_records(list(latest.values()), run_id)
     result.issues = issues
+    for name, table in _read_judged(run).items():
+        result.tables.setdefault(name, table)
     if write and cached is None:
         try:
             (run.tables_dir / SCORE_META).unlink(missing_ok=True)  # stale until rewritten
             _write_table(result.all_rows(), run.results_path)
             run.tables_dir.mkdir(exist_ok=True)
+            judged = _read_judged(run)
             for name, table in result.tables.items():
-                _write_table(table, run.tables_dir / f"{name}.parquet")
+                if name not in judged:
+                    _write_table(table, run.tables_dir / f"{name}.parquet")
             if stamp == score_stamp(run, run_id):  # the log did not grow meanwhile
-                meta = {"stamp": stamp, "tables": sorted(result.tables)}
+                meta = {"stamp": stamp, "tables": sorted(set(result.tables) - set(judged))}
                 (run.tables_dir / SCORE_META).write_text(json.dumps(meta), encoding="utf-8")
         except OSError as exc:
             raise describe_os_error("write results to", run.path, exc) from exc
@@ -200,6 +204,38 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
         if problem:
             result.warnings.append(problem)
     return result
+
+
+#: Tables a model computed (``score --judge-model``), under ``tables/judged/``: kept apart from
+#: the pure tables, which ``score`` rewrites; read back by every later score and report.
+JUDGED_DIR = "judged"
+
+
+def judged_tables_dir(run: RunDir) -> Path:
+    return run.tables_dir / JUDGED_DIR
+
+
+def write_judged_tables(run: RunDir, tables: dict[str, pd.DataFrame]) -> list[Path]:
+    """Store judged tables (atomically, one parquet each) where later scores find them."""
+    folder = judged_tables_dir(run)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, table in tables.items():
+        path = folder / f"{name}.parquet"
+        _write_table(table, path)
+        paths.append(path)
+    return paths
+
+
+def _read_judged(run: RunDir) -> dict[str, pd.DataFrame]:
+    folder = judged_tables_dir(run)
+    tables: dict[str, pd.DataFrame] = {}
+    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        try:
+            tables[path.stem] = pd.read_parquet(path)
+        except Exception:  # a torn file: the judge can be run again (its calls are cached)
+            continue
+    return tables
 
 
 def _write_table(table: pd.DataFrame, path: Path) -> None:

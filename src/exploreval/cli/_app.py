@@ -796,6 +796,20 @@ def score_cmd(
     wide: Annotated[
         bool, typer.Option("--wide", help="Every summary column, even wider than the terminal")
     ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Also run the metrics that call a model (the terminal suite's LLM judge of "
+            "ignored solutions, paper 4 Table 4) with this model (local:smollm2, or any "
+            "OpenAI-compatible model); calls are cached in the run's cache.sqlite",
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
+    ] = None,
+    judge_api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding --judge-model's API key")
+    ] = "OPENAI_API_KEY",
 ) -> None:
     """Recompute all metrics from stored trajectories (writes results.parquet, tables/)."""
     from exploreval.analysis import score_run, summary_table
@@ -806,6 +820,13 @@ def score_cmd(
     # never walks them (exploreval.core.gc_paused; seconds per 10,000 episodes)
     with gc_paused():
         result = score_run(RunDir(run_dir))
+        if judge_model is not None:
+            from exploreval.cli._judge import judge_run
+
+            result.tables.update(
+                judge_run(RunDir(run_dir), result.records, model=judge_model,
+                          base_url=judge_base_url, api_key_env=judge_api_key_env)
+            )  # fmt: skip
         episodes = len(result.records)
         result.records.clear()
         result.errors.clear()

@@ -13,7 +13,7 @@ typed step info, it lives in that suite and registers for the suite's families.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 Scalar = float | int | bool | str | None
 EpisodeMetricFn = Callable[["EpisodeRecord"], dict[str, Scalar]]
 RunMetricFn = Callable[[Sequence["EpisodeRecord"]], "dict[str, pd.DataFrame]"]
+#: ``await fn(records, client)``: tables from a model's judgement of each record (the client is
+#: any ``exploreval.models.ModelClient``; its response cache makes a re-run free).
+JudgedMetricFn = Callable[[Sequence["EpisodeRecord"], Any], Awaitable["dict[str, pd.DataFrame]"]]
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class MetricEntry:
 
     name: str
     family: str
-    kind: Literal["episode", "run"]
+    kind: Literal["episode", "run", "judged"]
     fn: Any
     suite: str = ""
 
@@ -64,6 +67,28 @@ def register_run_metrics(family: str, name: str, fn: RunMetricFn | str) -> None:
         MetricEntry(name, family, "run", fn, current_plugin()),
         replace=True,
     )
+
+
+def register_judged_metrics(family: str, name: str, fn: JudgedMetricFn | str) -> None:
+    """Register tables that a *model* computes from records of ``family`` (an LLM judge). They
+    run only when ``score`` is given a judge model (``--judge-model``), never by default."""
+    METRIC_REGISTRY.register(
+        f"judged:{family}:{name}",
+        MetricEntry(name, family, "judged", fn, current_plugin()),
+        replace=True,
+    )
+
+
+async def judged_metrics(records: Sequence[EpisodeRecord], client: Any) -> dict[str, pd.DataFrame]:
+    """Every applicable judged table for ``records``, judged by ``client``."""
+    families = {r.family for r in records}
+    tables: dict[str, pd.DataFrame] = {}
+    for entry in _entries("judged"):
+        if entry.family == "*" or entry.family in families:
+            subset = [r for r in records if entry.applies_to(r.family)]
+            if subset:
+                tables.update(await resolve(entry.fn)(subset, client))
+    return tables
 
 
 def _entries(kind: str) -> list[MetricEntry]:

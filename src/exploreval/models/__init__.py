@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         ModelClient,
         SamplingParams,
         ScriptedModel,
+        ToolCall,
     )
     from exploreval.models._cache import (
         CACHE_FORMAT,
@@ -60,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "release_local": "._session",
     "CACHE_FORMAT": "._cache",
     "Completion": "._base",
+    "ToolCall": "._base",
     "Constraint": "._base",
     "DEFAULT_PRICES": "._pricing",
     "LOCAL_MODELS": "._local",
@@ -96,6 +98,7 @@ __all__ = [
     "release_local",
     "CACHE_FORMAT",
     "Completion",
+    "ToolCall",
     "Constraint",
     "DEFAULT_PRICES",
     "LOCAL_MODELS",

@@ -49,6 +49,10 @@ class SamplingParams(BaseModel):
     #: Set per call by an agent that constrains decoding (never from a config file): part of the
     #: cache key, sent as the endpoint understands it, never as a sampling field.
     constraint: Constraint | None = None
+    #: Set per call by a caller that offers tools (OpenAI ``tools`` / ``tool_choice``), e.g. the
+    #: curiosity judge's ``choice`` tool; part of the cache key, sent as is.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
 
     @field_validator("reasoning_effort")
     @classmethod
@@ -61,12 +65,23 @@ class SamplingParams(BaseModel):
         return value
 
 
+class ToolCall(BaseModel):
+    """A function call in a reply: its name and its arguments as the model wrote them (JSON
+    text, unparsed: a malformed call is the caller's to report, never the client's to crash on)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    arguments: str = ""
+
+
 class Completion(BaseModel):
     """One model answer plus what it cost."""
 
     model_config = ConfigDict(extra="forbid")
 
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     reasoning: str | None = None
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0

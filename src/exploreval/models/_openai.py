@@ -29,7 +29,13 @@ from typing import Any
 import openai
 
 from exploreval.core import Message, Usage
-from exploreval.models._base import Completion, Constraint, ModelClient, SamplingParams
+from exploreval.models._base import (
+    Completion,
+    Constraint,
+    ModelClient,
+    SamplingParams,
+    ToolCall,
+)
 from exploreval.models._cache import ResponseCache, cache_key
 from exploreval.models._errors import ModelError, ModelRequestError
 from exploreval.models._pricing import PriceTable, default_price_table
@@ -370,6 +376,7 @@ class OpenAIClient(ModelClient):
             usage.cost_usd = self.prices.cost(self.model, usage)
         return Completion(
             text=clean_text(str(message.get("content") or ""), self._key),
+            tool_calls=self._tool_calls(message.get("tool_calls")),
             reasoning=clean_text(str(reasoning), self._key) if reasoning else None,
             usage=usage,
             latency_s=latency,
@@ -377,6 +384,25 @@ class OpenAIClient(ModelClient):
             retry_log=retry_log,
             finish_reason=clean_text(finish_reason, self._key) if finish_reason else None,
         )
+
+    def _tool_calls(self, raw: Any) -> list[ToolCall]:
+        """``message.tool_calls`` as (name, arguments); entries that are not function calls are
+        skipped (servers vary), a list that is not a list is a malformed reply."""
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise MalformedReply("message.tool_calls is not a list")
+        calls = []
+        for item in raw:
+            function = item.get("function") if isinstance(item, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                arguments = function.get("arguments")
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments) if arguments is not None else ""
+                calls.append(
+                    ToolCall(name=function["name"], arguments=clean_text(arguments, self._key))
+                )
+        return calls
 
     async def aclose(self) -> None:
         for sdk in self._sdks:

@@ -53,6 +53,8 @@ class StubServer:
     """``with StubServer(delay_s=0.1, reply="<a>next</a>") as s: s.base_url``.
 
     * ``reply`` / ``reply_fn(messages)``: the assistant text.
+    * ``tool_calls_fn(body)``: ``[(name, arguments_json)]`` to answer with function calls (the
+      request body carries ``tools``/``tool_choice``); None or ``[]`` for a text reply.
     * ``fail_next(status, headers=None, times=1)``: the next requests fail that way.
     * ``malformed_next(kind, times=1)``: the next requests get a 200 that is not a chat
       completion: one of ``MALFORMED_KINDS`` (HTML, bad JSON, no choices, usage that is not a
@@ -69,6 +71,7 @@ class StubServer:
         delay_s: float = 0.0,
         reply: str = "ok",
         reply_fn: ReplyFn | None = None,
+        tool_calls_fn: Callable[[dict[str, Any]], list[tuple[str, str]] | None] | None = None,
         require_key: str | None = None,
         reasoning: str | None = None,
         finish_reason: str = "stop",
@@ -77,6 +80,7 @@ class StubServer:
         self.finish_reason = finish_reason
         self.reply = reply
         self.reply_fn = reply_fn
+        self.tool_calls_fn = tool_calls_fn
         self.require_key = require_key
         self.reasoning = reasoning
         self.requests: list[dict[str, Any]] = []
@@ -197,6 +201,14 @@ class StubServer:
                 message: dict[str, Any] = {"role": "assistant", "content": text}
                 if stub.reasoning is not None:
                     message["reasoning_content"] = stub.reasoning
+                calls = stub.tool_calls_fn(body) if stub.tool_calls_fn else None
+                if calls:
+                    message["content"] = None
+                    message["tool_calls"] = [
+                        {"id": f"call_{i}", "type": "function",
+                         "function": {"name": name, "arguments": arguments}}
+                        for i, (name, arguments) in enumerate(calls)
+                    ]  # fmt: skip
                 self._send(
                     200,
                     {

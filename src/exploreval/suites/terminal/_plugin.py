@@ -86,7 +86,11 @@ def register() -> None:
     _headline(FAMILY, ("resolved", "discovered", "interacted", "first_discovery_step"))
     from exploreval.agents import register_agent, register_harness
     from exploreval.core import register_env, register_suite
-    from exploreval.metrics import register_episode_metrics, register_run_metrics
+    from exploreval.metrics import (
+        register_episode_metrics,
+        register_judged_metrics,
+        register_run_metrics,
+    )
     from exploreval.report import (
         own_pass_at_k,
         register_report,
@@ -119,7 +123,9 @@ def register() -> None:
         register_agent(name, f"{_M}._agents:{cls}", families=(FAMILY,), description=description)
     register_episode_metrics(FAMILY, "terminal", f"{_M}._metrics:terminal_episode_metrics")
     register_run_metrics(FAMILY, "terminal", f"{_M}._metrics:terminal_run_metrics")
+    register_judged_metrics(FAMILY, "terminal_judge", f"{_M}._judge:judge_tables")
     register_report(FAMILY, "terminal", f"{_M}._report:terminal_sections")
+    register_report(FAMILY, "terminal_judge", f"{_M}._judge:judge_sections", uses_tables=True)
     register_step_view(FAMILY, f"{_M}._viewer:step_view")
     register_step_annotations(FAMILY, f"{_M}._viewer:step_annotations", name="terminal_detection")
     own_pass_at_k(FAMILY)  # its own pass/discovery/interaction@k section, by terminal task id
