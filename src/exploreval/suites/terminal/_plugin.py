@@ -135,6 +135,12 @@ def register() -> None:
         ("terminus-1", "Terminus1Harness", "Terminus 1 JSON, blocking commands"),
         ("terminus-2", "Terminus2Harness", "Terminus 2 JSON, completion confirmed twice"),
         ("terminus", "Terminus2Harness", "= terminus-2 (earlier name)"),
+        (
+            "swe-agent",
+            "SWEAgentHarness",
+            "SWE-agent's default scaffold: bash (+ str_replace_editor "
+            "with tools=bash+editor), OBSERVATION turns, submit",
+        ),
     ):
         register_harness(name, f"{_M}._harness:{cls}", families=(FAMILY,), description=description)
     for name, (entries, description) in named_suites().items():
