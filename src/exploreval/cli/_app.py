@@ -662,6 +662,18 @@ def run_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar (the outcome is still printed)")
     ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            help="At the end, run the metrics that call a model (as `score --judge-model`)"
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
+    ] = None,
+    judge_api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding --judge-model's API key")
+    ] = "OPENAI_API_KEY",
 ) -> None:
     """Run (or resume) an experiment: env × presets × seeds × agents × repeats.
 
@@ -721,8 +733,14 @@ def run_cmd(
             suite,
             given,
         )
+    judge = None
+    if judge_model is not None:
+        from exploreval.cli._judge import Judge
+
+        judge = Judge(judge_model, judge_base_url, judge_api_key_env)
+        judge.check()  # a judge without its key is refused before the run, not after it
     summary = _progress_runner(spec, out_dir, force, quiet)
-    _finish_run(summary, out_dir, report)
+    _finish_run(summary, out_dir, report, judge)
 
 
 def _rebuild_caches(out_dir: Path) -> None:
@@ -756,8 +774,9 @@ def _print_outputs(report_md: Path, out_dir: Path) -> None:
     out.print(f"step through the episodes: exploreval view {out_dir}", markup=False, soft_wrap=True)
 
 
-def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
-    """Print the outcome, write the report; a run whose every episode errored exits 1."""
+def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) -> None:
+    """Print the outcome, judge (``--judge-model``), write the report; a run whose every
+    episode errored exits 1."""
     colour = {"finished": "green", "partial": "yellow", "failed": "red"}.get(
         summary.status, "yellow"
     )
@@ -767,6 +786,13 @@ def _finish_run(summary: Any, out_dir: Path, report: bool) -> None:
         + (f" ({escape(summary.error)})" if summary.error else ""),
         soft_wrap=True,
     )
+    if judge is not None:
+        from exploreval.store import RunDir
+
+        run = RunDir(out_dir)
+        records = [r for r in run.latest_records().values() if r.status == "ok"]
+        tables = judge.run(run, records)
+        console.print(f"judged: {', '.join(f'{k} ({len(v)} rows)' for k, v in tables.items())}")
     if report:
         from exploreval.analysis import build_report
         from exploreval.store import RunDir
@@ -821,12 +847,10 @@ def score_cmd(
     with gc_paused():
         result = score_run(RunDir(run_dir))
         if judge_model is not None:
-            from exploreval.cli._judge import judge_run
+            from exploreval.cli._judge import Judge
 
-            result.tables.update(
-                judge_run(RunDir(run_dir), result.records, model=judge_model,
-                          base_url=judge_base_url, api_key_env=judge_api_key_env)
-            )  # fmt: skip
+            judge = Judge(judge_model, judge_base_url, judge_api_key_env)
+            result.tables.update(judge.run(RunDir(run_dir), result.records))
         episodes = len(result.records)
         result.records.clear()
         result.errors.clear()

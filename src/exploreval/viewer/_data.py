@@ -76,8 +76,40 @@ def _view(record: EpisodeRecord, index: int) -> dict[str, Any] | None:
     return {"kind": view.kind, "content": view.content, "caption": view.caption}
 
 
+def judgements_by_episode(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """What a model judged about each episode (``tables/judged/*.parquet``, written by
+    ``score --judge-model``), by episode id; a torn or foreign file is skipped."""
+    import pandas as pd
+
+    folder = run_dir / "tables" / "judged"
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        try:
+            table = pd.read_parquet(path)
+        except Exception:
+            continue
+        if "episode_id" not in table:
+            continue
+        for row in table.to_dict("records"):
+            clean = {str(k): (None if _missing(v) else v) for k, v in row.items()}
+            found.setdefault(str(row["episode_id"]), []).append({"table": path.stem, **clean})
+    return found
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(value != value)  # NaN
+    except Exception:
+        return False
+
+
 def episode_payload(
-    record: EpisodeRecord, *, row: int, run_id: str, prompts: PromptReader | None
+    record: EpisodeRecord,
+    *,
+    row: int,
+    run_id: str,
+    prompts: PromptReader | None,
+    judgements: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the episode page shows, as JSON-ready data."""
     annotations = step_annotations(record)
@@ -146,4 +178,5 @@ def episode_payload(
         "annotation_errors": annotations.errors,
         "messages": texts,
         "steps": steps,
+        "judgements": judgements or [],
     }

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from exploreval.core import EpisodeRecord
-from exploreval.viewer._data import PromptReader, episode_payload
+from exploreval.viewer._data import PromptReader, episode_payload, judgements_by_episode
 from exploreval.viewer._index import EpisodeIndex, data_script, index_from_records, load_index
 
 STATIC_DIR = Path(__file__).with_name("_static")
@@ -87,6 +87,7 @@ class ViewerRuns:
         if not 0 <= start < len(index):
             raise IndexError(f"run {run} has no chunk {chunk}")
         prompts = PromptReader(index.run_dir)
+        judged = judgements_by_episode(index.run_dir)
         try:
             episodes = {}
             for row in range(start, min(start + chunk_size, len(index))):
@@ -94,8 +95,9 @@ class ViewerRuns:
                 if only is not None and record.episode_id not in only:
                     continue
                 episodes[str(row)] = episode_payload(
-                    record, row=row, run_id=index.run_id, prompts=prompts
-                )
+                    record, row=row, run_id=index.run_id, prompts=prompts,
+                    judgements=judged.get(record.episode_id),
+                )  # fmt: skip
         finally:
             prompts.close()
         return {"episodes": episodes}

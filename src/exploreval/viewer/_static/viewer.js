@@ -349,6 +349,14 @@
     const parts = [head];
     if (ep.status !== "ok") parts.push(el("p", { class: "error", id: "ep-error" }, `episode ${ep.status}: ${ep.error ?? ""}`));
     for (const [name, msg] of Object.entries(ep.annotation_errors || {})) parts.push(el("p", { class: "error" }, `annotations ${name} failed: ${msg}`));
+    for (const j of ep.judgements || []) {
+      // a model's judgement of the whole episode (score --judge-model), with its evidence
+      const verdict = j.category ? `${j.classification} · ${j.category}` : `no valid choice: ${j.error ?? "–"}`;
+      parts.push(el("div", { class: "judgement", id: "ep-judgement" },
+        el("b", {}, `judged by ${j.judge_model ?? "a model"} (${j.table}): `), verdict,
+        j.evidence ? el("div", { class: "muted" }, "evidence: “", j.evidence, "”") : null,
+        j.discovery_steps ? el("div", { class: "muted" }, `discovery turns (1-based): ${j.discovery_steps}`) : null));
+    }
     if (!s) {
       parts.push(panel("initial observation", pre(ep.initial_observation, "observation")), panel("picture", viewNode(ep.initial_view)));
       show(...parts);
