@@ -4,6 +4,7 @@ one tool call each, and its observations are SWE-agent's OBSERVATION turns."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -89,3 +90,29 @@ async def test_both_configurations_solve_a_built_in_task(tools: str) -> None:
     assert model.calls[1][-1].content.startswith("OBSERVATION:\n")  # ls's output came back
     if tools == "bash+editor":
         assert record.steps[1].info.get("output_kind") == "editor"
+
+
+@pytest.mark.slow
+async def test_every_built_in_task_through_the_swe_agent_scaffold() -> None:
+    """All 42 built-in tasks, bash only: the gold solution as one bash call, then submit."""
+    from exploreval.runner import run_episode
+    from exploreval.suites.terminal._builtin import builtin_tasks
+    from exploreval.suites.terminal._env import TerminalEnv
+
+    gate = asyncio.Semaphore(2)  # two sandboxes at a time (2 cores)
+
+    async def play(task: Any) -> str | None:
+        assert task.solution
+        replies = [call("bash", command=f"bash <<'EOF'\n{task.solution}EOF"), call("submit")]
+        agent = LLMAgent(ScriptedModel(replies=replies), make_harness("terminal", "swe-agent"))
+        async with gate:
+            env = TerminalEnv(task=task.id, image="host")
+            try:
+                record = await run_episode(env, agent, seed=0, max_steps=4)
+            finally:
+                await env.aclose()
+        ok = record.success and all(s.valid for s in record.steps)
+        return None if ok else task.id
+
+    failed = [t for t in await asyncio.gather(*(play(t) for t in builtin_tasks())) if t]
+    assert failed == []
