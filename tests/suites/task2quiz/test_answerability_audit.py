@@ -33,7 +33,15 @@ def test_text_that_states_a_lock_makes_the_question_answerable(
     gold: str, sentence: str,
 ) -> None:  # fmt: skip
     spec = {
-        "suites": [{"env_id": "exploreval/Task2Quiz-v0", "presets": [preset], "seeds": [seed]}],
+        # the audit's trajectories were played on the universe of its time (broad)
+        "suites": [
+            {
+                "env_id": "exploreval/Task2Quiz-v0",
+                "presets": [preset],
+                "seeds": [seed],
+                "options": {"task_universe": "broad"},
+            }
+        ],
         "agents": [{"agent": agent}],
     }
     run_experiment(spec_from_dict(spec), str(tmp_path / "run"))

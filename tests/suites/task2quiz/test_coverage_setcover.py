@@ -152,3 +152,30 @@ def test_every_candidate_of_many_worlds_plans() -> None:
             world = generate_world(difficulty, seed)
             for goal in candidate_goals(world):
                 plan(world, goal)  # raises PlanningError on failure
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["easy", "medium", "hard"]), st.integers(0, 10_000))
+def test_the_paper_universe_is_rooms_interactions_and_keys(difficulty: str, seed: int) -> None:
+    """``paper`` drops the portable objects that are not keys; everything else is ``broad``'s,
+    and its selected tasks still cover it all."""
+    from exploreval.suites.task2quiz._coverage import select_tasks
+
+    world = generate_world(difficulty, seed)  # type: ignore[arg-type]
+    paper, broad = extract_targets(world, "paper"), extract_targets(world, "broad")
+    assert paper <= broad
+    dropped = {t.split(":", 1)[1] for t in broad - paper}
+    assert all(t.startswith("object:") for t in broad - paper)
+    assert all(world.items[i].kind != "k" for i in dropped)
+    kept = [t.split(":", 1)[1] for t in paper if t.startswith("object:")]
+    assert all(world.items[i].kind == "k" for i in kept)
+    universe, _, selected = select_tasks(world, "paper")
+    assert universe == paper
+    assert paper <= set().union(*(c.cover for c in selected)) if selected else not paper
+
+
+def test_an_unknown_universe_is_refused_with_the_choices() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="expected one of paper, broad"):
+        extract_targets(generate_world("easy", 0), "everything")

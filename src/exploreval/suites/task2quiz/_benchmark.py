@@ -24,7 +24,11 @@ from exploreval.suites.task2quiz._compile import (
     prepare_task,
 )
 from exploreval.suites.task2quiz._contract import CompiledTask, Difficulty, QuizWorld
-from exploreval.suites.task2quiz._coverage import select_tasks, signature_of
+from exploreval.suites.task2quiz._coverage import (
+    DEFAULT_TASK_UNIVERSE,
+    select_tasks,
+    signature_of,
+)
 from exploreval.suites.task2quiz._world import World, generate_world
 
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
@@ -50,6 +54,7 @@ def build_world(
     seed: int,
     cache_dir: str | Path | None = None,
     compile_threads: int = 2,
+    universe: str = DEFAULT_TASK_UNIVERSE,
 ) -> QuizWorld:
     """Generate, plan, select and compile one environment (compiled games cached on disk).
 
@@ -59,7 +64,7 @@ def build_world(
     world = generate_world(difficulty, seed)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     base = base_world_json(world)
-    _, _, selected = select_tasks(world)
+    _, _, selected = select_tasks(world, universe)
     prepared = [prepare_task(world, c.goal, c.plan.commands) for c in selected]
     with ThreadPoolExecutor(max_workers=max(1, compile_threads)) as pool:
         files = list(pool.map(lambda gd: compile_prepared(gd[0], gd[1], cache), prepared))
@@ -84,6 +89,7 @@ def build_world(
         world=base,
         tasks=tuple(tasks),
         summary=world.summary(),
+        task_universe=universe,
     )
 
 
@@ -99,10 +105,10 @@ class EnvStats:
     seconds: float
 
 
-def _build_stats(args: tuple[Difficulty, int, str | None]) -> EnvStats:
-    difficulty, seed, cache_dir = args
+def _build_stats(args: tuple[Difficulty, int, str | None, str]) -> EnvStats:
+    difficulty, seed, cache_dir, universe = args
     start = time.perf_counter()
-    qw = build_world(difficulty, seed, cache_dir)
+    qw = build_world(difficulty, seed, cache_dir, universe=universe)
     world = generate_world(difficulty, seed)
     return EnvStats(
         difficulty=difficulty,
@@ -130,10 +136,11 @@ def build_benchmark(
     workers: int = 2,
     difficulties: Sequence[Difficulty] = DIFFICULTIES,
     envs_per_difficulty: int = ENVS_PER_DIFFICULTY,
+    universe: str = DEFAULT_TASK_UNIVERSE,
 ) -> list[EnvStats]:
     """Build every environment of the benchmark (worker processes when ``workers > 1``)."""
     jobs = [
-        (d, s, None if cache_dir is None else str(cache_dir))
+        (d, s, None if cache_dir is None else str(cache_dir), universe)
         for d in difficulties
         for s in range(envs_per_difficulty)
     ]

@@ -23,6 +23,13 @@ def task2quiz_build_cmd(
         list[str] | None,
         typer.Option(help="Only these difficulties (repeatable): easy, medium, hard"),
     ] = None,
+    task_universe: Annotated[
+        str,
+        typer.Option(
+            help="Targets the tasks cover: paper (rooms, interactions, keys) or broad "
+            "(every portable object too)"
+        ),
+    ] = "paper",
 ) -> None:
     """Build the 30-environment benchmark (compiled games cached) and print Table 1."""
     try:
@@ -39,12 +46,19 @@ def task2quiz_build_cmd(
             f"--difficulty: unknown {unknown}; expected some of {list(DIFFICULTIES)}", err=True
         )
         raise typer.Exit(2)
+    from exploreval.suites.task2quiz._coverage import TASK_UNIVERSES
+
+    if task_universe not in TASK_UNIVERSES:
+        typer.echo(f"--task-universe: {task_universe!r}; expected one of {list(TASK_UNIVERSES)}",
+                   err=True)  # fmt: skip
+        raise typer.Exit(2)
     start = time.perf_counter()
     stats = build_benchmark(
         cache_dir,
         workers=workers,
         difficulties=chosen,  # type: ignore[arg-type]
         envs_per_difficulty=envs,
+        universe=task_universe,
     )
     typer.echo(table1(stats))
     typer.echo(f"\nbuilt {len(stats)} environments in {time.perf_counter() - start:.1f} s")

@@ -57,6 +57,9 @@ class QuizWorld(BaseModel):
     #: Optional (world side): structured summary of the same world with entity ids (start room,
     #: connections with directions, doors/containers with state and key, item locations...).
     summary: dict[str, Any] | None = None
+    #: Which targets the tasks cover (``_coverage.TASK_UNIVERSES``); records written before the
+    #: option existed were built with ``broad``.
+    task_universe: str = "broad"
 
 
 class Stage1StepFacts(BaseModel):

@@ -3,8 +3,9 @@
 Targets (the "reachable universe") are strings with a type prefix:
 
 * ``room:<r>`` every room reachable from the start (all rooms, after lock refinement);
-* ``object:<id>`` every portable object, food and *matching* key; distractors (objects no task
-  needs, useless keys) are not targets;
+* ``object:<id>`` the matching keys (universe ``paper``, the default), or every portable
+  object, food and matching key (universe ``broad``); distractors (objects no task needs,
+  useless keys) are never targets;
 * ``interaction:open(<x>)`` every door/container not open at the start,
   ``interaction:unlock(<x>,<k>)`` every locked one, ``interaction:eat(<f>)`` every food.
 """
@@ -18,6 +19,12 @@ from exploreval.suites.task2quiz._contract import CoverageSignature
 from exploreval.suites.task2quiz._locks import reachability
 from exploreval.suites.task2quiz._planner import Goal, Plan, plan
 from exploreval.suites.task2quiz._world import World
+
+#: Which things are targets (docs/task2quiz.md, "Tasks"): ``paper`` = rooms + interactions +
+#: keys, the reading of the paper's entity-level signatures that reproduces Table 1's task
+#: counts best; ``broad`` = every non-distractor portable object as well (earlier default).
+TASK_UNIVERSES = ("paper", "broad")
+DEFAULT_TASK_UNIVERSE = "paper"
 
 #: Type weights of GAIN: interactions > objects > rooms.
 WEIGHTS: dict[str, float] = {"interaction": 3.0, "object": 2.0, "room": 1.0}
@@ -47,13 +54,21 @@ def signature_targets(sig: CoverageSignature) -> list[str]:
     )
 
 
-def extract_targets(world: World) -> set[str]:
+def check_universe(universe: str) -> str:
+    if universe not in TASK_UNIVERSES:
+        raise ValueError(f"task universe {universe!r}: expected one of {', '.join(TASK_UNIVERSES)}")
+    return universe
+
+
+def extract_targets(world: World, universe: str = DEFAULT_TASK_UNIVERSE) -> set[str]:
     """EXTRACTTARGETS: the reachable universe (checked with the independent search)."""
+    check_universe(universe)
     reach = reachability(world)
     targets = {f"room:{r}" for r in reach.rooms}
     for item in world.items.values():
         if item.id in reach.items and not item.distractor:
-            targets.add(f"object:{item.id}")
+            if universe == "broad" or item.kind == "k":
+                targets.add(f"object:{item.id}")
             if item.kind == "f":
                 targets.add(f"interaction:eat({item.id})")
     for x in world.lockables():
@@ -119,9 +134,11 @@ def greedy_cover(
     return chosen
 
 
-def select_tasks(world: World) -> tuple[set[str], list[Candidate], list[Candidate]]:
+def select_tasks(
+    world: World, universe_name: str = DEFAULT_TASK_UNIVERSE
+) -> tuple[set[str], list[Candidate], list[Candidate]]:
     """(universe, all candidates in preference order, selected candidates in order)."""
-    universe = extract_targets(world)
+    universe = extract_targets(world, universe_name)
     candidates = sorted(plan_candidates(world), key=lambda c: (len(c.plan.commands), c.goal.key))
     chosen = greedy_cover(universe, [c.cover for c in candidates])
     return universe, candidates, [candidates[i] for i in chosen]

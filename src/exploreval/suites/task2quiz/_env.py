@@ -27,7 +27,7 @@ TEXTWORLD_LOCK = threading.RLock()
 QUIZ_PHASE = "quiz"
 TASK_PHASE = "task"
 #: Env options (besides the preset's ``difficulty``).
-OPTIONS = frozenset({"difficulty", "cache_dir", "max_questions"})
+OPTIONS = frozenset({"difficulty", "cache_dir", "max_questions", "task_universe"})
 #: Default per-task step cap when the runner gives none.
 DEFAULT_TASK_STEP_CAP = 50
 
@@ -133,6 +133,11 @@ class Task2QuizEnv(TextEnv):
         from exploreval.suites.task2quiz._quiz_api import check_max_questions
 
         self.max_questions = check_max_questions(self.params.get("max_questions"))
+        from exploreval.suites.task2quiz._coverage import DEFAULT_TASK_UNIVERSE, check_universe
+
+        self.task_universe = check_universe(
+            str(self.params.get("task_universe", DEFAULT_TASK_UNIVERSE))
+        )
         self._game: Any = None
         self.quiz_world: QuizWorld | None = None
         self.session: Any = None
@@ -168,10 +173,16 @@ class Task2QuizEnv(TextEnv):
         self._close_game()
         seed = self._seed if self._seed is not None else int(self.np_random.integers(2**31))
         self.world_seed = int(seed)
-        key = ("task2quiz-world", self.difficulty, self.world_seed, self.cache_dir)
+        key = ("task2quiz-world", self.difficulty, self.world_seed, self.cache_dir,
+               self.task_universe)  # fmt: skip
         self.quiz_world = self.shared.get(
             key,
-            lambda: build_world(self.difficulty, self.world_seed, self.cache_dir),  # type: ignore[arg-type]
+            lambda: build_world(
+                self.difficulty,  # type: ignore[arg-type]
+                self.world_seed,
+                self.cache_dir,
+                universe=self.task_universe,
+            ),
         )
         names = self.quiz_world.summary["names"] if self.quiz_world.summary else {}
         self._ids = {name: eid for eid, name in names.items()}
