@@ -549,6 +549,15 @@ def _progress_runner(spec: Any, out_dir: Path, force: bool, quiet: bool) -> Any:
     return summary
 
 
+#: The judge's endpoint options, shared by `run` and `score` (declared once).
+JudgeBaseUrl = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
+]
+JudgeKeyEnv = Annotated[
+    str, typer.Option(help="Environment variable holding --judge-model's API key")
+]
+
+
 @app.command("run")
 def run_cmd(
     ctx: typer.Context,
@@ -668,12 +677,8 @@ def run_cmd(
             help="At the end, run the metrics that call a model (as `score --judge-model`)"
         ),
     ] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
-    ] = None,
-    judge_api_key_env: Annotated[
-        str, typer.Option(help="Environment variable holding --judge-model's API key")
-    ] = "OPENAI_API_KEY",
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
 ) -> None:
     """Run (or resume) an experiment: env × presets × seeds × agents × repeats.
 
@@ -830,12 +835,8 @@ def score_cmd(
             "OpenAI-compatible model); calls are cached in the run's cache.sqlite",
         ),
     ] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
-    ] = None,
-    judge_api_key_env: Annotated[
-        str, typer.Option(help="Environment variable holding --judge-model's API key")
-    ] = "OPENAI_API_KEY",
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
 ) -> None:
     """Recompute all metrics from stored trajectories (writes results.parquet, tables/)."""
     from exploreval.analysis import score_run, summary_table
