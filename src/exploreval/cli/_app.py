@@ -390,7 +390,11 @@ _NOT_WITH_CONFIG = (
     *_LLM_REQUEST_FLAGS,
 )
 #: Flags about the command itself, valid however the experiment is given.
-_COMMAND_FLAGS = ("config", "out_dir", "force", "report", "rebuild_cache", "quiet")
+_COMMAND_FLAGS = (
+    "config", "out_dir", "force", "report", "rebuild_cache", "quiet",
+    # the judge reads the finished run; it is not part of the experiment (nor of its hash)
+    "judge_model", "judge_base_url", "judge_api_key_env",
+)  # fmt: skip
 #: Flags that only mean something for an LLM agent (``--model``).
 _LLM_FLAGS = (*_LLM_REQUEST_FLAGS, "max_connections")
 
