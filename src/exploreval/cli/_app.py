@@ -800,8 +800,7 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
 
         run = RunDir(out_dir)
         records = [r for r in run.latest_records().values() if r.status == "ok"]
-        tables = judge.run(run, records)
-        console.print(f"judged: {', '.join(f'{k} ({len(v)} rows)' for k, v in tables.items())}")
+        _print_judged(judge.run(run, records))
     if report:
         from exploreval.analysis import build_report
         from exploreval.store import RunDir
@@ -822,6 +821,17 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
             soft_wrap=True,
         )
         raise typer.Exit(1)
+
+
+def _print_judged(tables: dict[str, Any]) -> None:
+    """One line per judged table: how many rows, how many with a valid answer, where it is."""
+    for name, table in tables.items():
+        valid = int(table["error"].isna().sum()) if "error" in table else len(table)
+        console.print(
+            f"judged ({name}): {len(table)} rows, {valid} with a valid answer, "
+            f"{len(table) - valid} with the reason there is none (tables/judged/{name}.parquet)",
+            soft_wrap=True,
+        )
 
 
 @app.command("score")
@@ -855,7 +865,9 @@ def score_cmd(
             from exploreval.cli._judge import Judge
 
             judge = Judge(judge_model, judge_base_url, judge_api_key_env)
-            result.tables.update(judge.run(RunDir(run_dir), result.records))
+            judged = judge.run(RunDir(run_dir), result.records)
+            result.tables.update(judged)
+            _print_judged(judged)
         episodes = len(result.records)
         result.records.clear()
         result.errors.clear()

@@ -49,7 +49,9 @@ UBUNTU_RELEASES = {
 }  # fmt: skip
 #: What the harness needs in every image.
 HARNESS_PACKAGES = ("apt", "tmux", "bash", "python3", "ca-certificates", "curl", "procps")
-_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv")
+#: ``python:`` images (slim ones included) ship Python's C headers: tasks build extensions
+#: (``setup.py build_ext``) against them, so the headers come with every python base.
+_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv", "python3-dev")
 #: What the non-slim ``python:`` images inherit from ``buildpack-deps``.
 _BUILDPACK = ("build-essential", "git", "wget", "openssh-client", "libffi-dev", "libssl-dev",
               "zlib1g-dev", "pkg-config", "unzip", "xz-utils")  # fmt: skip
