@@ -165,20 +165,23 @@ class Run:
             self._con = self._columns().connect()
         return self._con
 
-    def sql(self, query: str, params: dict[str, Any] | None = None) -> Any:
-        """A DuckDB relation (``.df()``, ``.arrow()``, ``.pl()``) for ``query`` over the views."""
+    def sql(
+        self, query: str, params: dict[str, Any] | None = None
+    ) -> duckdb.DuckDBPyRelation | duckdb.DuckDBPyConnection:
+        """A DuckDB relation (``.df()``, ``.arrow()``, ``.pl()``) for ``query`` over the views;
+        with ``params``, the executed statement (the same methods)."""
         if params:
             return self.connection().execute(query, params)
         return self.connection().sql(query)
 
-    def episodes(self) -> Any:
+    def episodes(self) -> duckdb.DuckDBPyRelation:
         """One row per episode (its latest record) as a DuckDB relation."""
-        return self.sql("select * from episodes")
+        return self.connection().sql("select * from episodes")
 
-    def steps(self, columns: Sequence[str] | None = None) -> Any:
+    def steps(self, columns: Sequence[str] | None = None) -> duckdb.DuckDBPyRelation:
         """One row per step (of each episode's latest record), only ``columns`` when given."""
         chosen = ", ".join(f'"{c}"' for c in columns) if columns else "*"
-        return self.sql(f"select {chosen} from steps")
+        return self.connection().sql(f"select {chosen} from steps")
 
     def results(self) -> pd.DataFrame:
         """One row per episode with every metric (``score`` computes it when needed)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,9 @@ from rich.markup import escape
 
 from exploreval import __version__
 from exploreval.cli._tables import print_listing
+
+if TYPE_CHECKING:
+    from exploreval.runner import ExperimentSpec, RunSummary
 
 
 def _rich_help() -> bool:
@@ -230,7 +233,7 @@ def _build_spec(
     env_options: list[str] | None = None,
     named_suites: list[str] | None = None,
     given: set[str] | None = None,
-) -> Any:
+) -> ExperimentSpec:
     named_suites = named_suites or []
     for flag, flag_values in (
         ("--agent", agents),
@@ -441,7 +444,9 @@ def check_llm_flags(given: set[str]) -> None:
         )
 
 
-def apply_config_overrides(spec: Any, values: dict[str, Any], given: set[str]) -> Any:
+def apply_config_overrides(
+    spec: ExperimentSpec, values: dict[str, Any], given: set[str]
+) -> ExperimentSpec:
     """The stored spec with the explicitly given override flags applied, re-validated."""
     from exploreval.runner import spec_from_dict
 
@@ -489,7 +494,7 @@ def apply_config_overrides(spec: Any, values: dict[str, Any], given: set[str]) -
     return spec_from_dict(data, "the stored experiment with command-line overrides")
 
 
-def _progress_runner(spec: Any, out_dir: Path, force: bool, quiet: bool) -> Any:
+def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bool) -> RunSummary:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -765,7 +770,7 @@ def _rebuild_caches(out_dir: Path) -> None:
             )
 
 
-def _stored_spec(out_dir: Path) -> Any:
+def _stored_spec(out_dir: Path) -> ExperimentSpec:
     """The experiment a run directory was made with (resume/retry from the directory alone)."""
     from exploreval.runner import spec_from_dict
     from exploreval.store import RunDir

@@ -222,6 +222,7 @@ class AsyncTextEnv(TextEnv):
         super().__init__(preset, **options)
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    # -> Any: whatever the coroutine returns
     def _run(self, coro: Any) -> Any:
         try:
             asyncio.get_running_loop()

@@ -33,7 +33,9 @@ _LOCK = threading.RLock()
 _STATE = {"ready": False, "hooked": False, "pending": False}
 
 
+# -> Any: Gymnasium's env creator (Gymnasium imported lazily)
 def _factory(env_id: str) -> Any:
+    # -> Any: the Gymnasium-wrapped env
     def make(**kwargs: Any) -> Any:
         from exploreval.core._envs import env_spec
 
@@ -118,6 +120,7 @@ class _HookedLoader(importlib.abc.Loader):
                 f"exploreval could not register its envs with Gymnasium: {exc}", stacklevel=2
             )
 
+    # -> Any: delegates to the wrapped env (any attribute)
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
 

@@ -18,6 +18,7 @@ def lazy_exports(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` exporting ``exports`` lazily."""
 
+    # -> Any: a module's lazily imported attribute (any object)
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:

@@ -289,6 +289,7 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     # Unpriced usage becomes cost null (Usage's validator does it on load; say it explicitly).
+    # -> Any: raw record data (a migration step: any shape in and out)
     def fix(usage: Any) -> Any:
         if isinstance(usage, dict) and (usage.get("unpriced_calls") or 0) > 0:
             return {**usage, "cost_usd": None}

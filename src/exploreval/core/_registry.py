@@ -55,6 +55,7 @@ class LazyRefError(ImportError):
     """A ``module:attribute`` reference that does not resolve; names the reference."""
 
 
+# -> Any: the object a 'module:name' string names (any)
 def resolve(target: Any) -> Any:
     """``"pkg.module:attr"`` -> the attribute (imported now); anything else is returned as is."""
     if not isinstance(target, str):

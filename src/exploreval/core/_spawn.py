@@ -69,6 +69,7 @@ class _Spawner:
     def thread(self) -> threading.Thread | None:
         return self._thread
 
+    # -> Any: whatever fn returns
     def run(self, fn: Callable[[], Any]) -> Any:
         if threading.current_thread() is self._thread:
             return fn()

@@ -80,12 +80,14 @@ class _TranscribedEnv:
     def __init__(self, env: Any) -> None:
         object.__setattr__(self, "_env", env)
 
+    # -> Any: delegates to the wrapped env (any attribute)
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._env, name, value)
 
+    # -> Any: the wrapped env's 5-tuple, passed through
     async def astep(self, action: str) -> Any:
         result = await self._env.astep(action)
         _obs, reward, terminated, truncated, info = result
@@ -102,6 +104,7 @@ class _TranscribedEnv:
         return result
 
 
+# -> Any: an inspect_ai Solver (the @solver decorator types it)
 @solver
 def exploreval_episode(
     family: str,
@@ -147,6 +150,7 @@ def exploreval_episode(
     return solve
 
 
+# -> Any: an inspect_ai Scorer (optional extra, imported lazily)
 @scorer(metrics={"*": [mean(), stderr()]})
 def exploreval_score() -> Any:
     """``success`` and the family's headline metrics from the stored episode record."""
@@ -162,6 +166,7 @@ def exploreval_score() -> Any:
     return score
 
 
+# -> Any: an inspect_ai task function (optional extra, imported lazily)
 def _make_task(family: str, default_env: str) -> Any:
     def exploreval_task(
         preset: str | None = None,

@@ -56,6 +56,7 @@ def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> t
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+# -> Any: a matplotlib Legend (matplotlib imported lazily)
 def legend_outside(ax: Any, *, fontsize: float = 7, ncol: int = 1, title: str | None = None) -> Any:
     """The axes' legend to the right of its data area, never over a curve, bar or error bar.
 
@@ -80,6 +81,7 @@ def legend_outside(ax: Any, *, fontsize: float = 7, ncol: int = 1, title: str | 
     )
 
 
+# -> Any: a matplotlib Legend (matplotlib imported lazily)
 def figure_legend_below(fig: Any, ax: Any, *, fontsize: float = 7, ncol: int = 4) -> Any:
     """One legend for every panel of a figure (the same series in each), below all panels.
 

@@ -33,6 +33,7 @@ RADAR_BASELINE = 0.08
 RADAR_CEILING = 0.92
 
 
+# -> Any: the pyplot module, imported lazily (Agg backend)
 def _plt() -> Any:
     import matplotlib
 

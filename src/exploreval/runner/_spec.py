@@ -111,6 +111,7 @@ class SuiteSpec(BaseModel):
             raise ValueError("at least one seed is needed")
         return seeds
 
+    # -> Any: pydantic before-validator: raw input in, raw out
     @field_validator("presets", mode="before")
     @classmethod
     def _presets(cls, value: Any) -> Any:
@@ -349,6 +350,7 @@ def _format_validation_error(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+# -> Any: raw config data (YAML/TOML) in and out, validated by the spec after
 def expand_named_suites(suites: Any, source: str) -> Any:
     """Replace ``{suite: NAME}`` entries by the registered entries; ``seeds`` replaces the
     registered seeds, ``options`` are merged over the registered env options (key by key)."""

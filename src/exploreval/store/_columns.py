@@ -399,7 +399,7 @@ class RunColumns:
         register_views(con, [self], prefix=prefix)
         return con
 
-    def sql(self, query: str) -> Any:
+    def sql(self, query: str) -> duckdb.DuckDBPyRelation:
         """Run ``query`` over this run's views; returns a DuckDB relation (``.df()``,
         ``.arrow()``, ``.pl()``, ``.fetchall()``)."""
         return self.connect().sql(query)
@@ -507,7 +507,7 @@ def _quote(text: str) -> str:
     return text.replace("'", "''")
 
 
-def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> Any:
+def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> duckdb.DuckDBPyConnection:
     """One DuckDB connection over several runs' tables (synced): views ``episodes``,
     ``steps``, ``all_episodes``, ``all_steps`` and ``results``, each with a ``run_dir`` column,
     so a sweep of many runs is one dataset."""

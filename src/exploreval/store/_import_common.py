@@ -25,6 +25,7 @@ def import_error(path: Path | str, where: str, message: str) -> LogImportError:
     return LogImportError(f"{location}: {message}")
 
 
+# -> Any: JSON of any shape (callers check what they read)
 def read_json(path: Path) -> Any:
     """Parse a whole-file JSON document with an error that points at the line and column."""
     try:

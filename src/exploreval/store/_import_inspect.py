@@ -197,6 +197,7 @@ def _read_member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
     return data
 
 
+# -> Any: JSON of an inspect log member (any shape; callers check)
 def _member_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     """One JSON member of a ``.eval`` archive; a damaged or partly written member names itself."""
     try:
@@ -285,6 +286,7 @@ def _score(sample: dict[str, Any], scorer: str | None, where: str, path: Path) -
 ATTACHMENT = "attachment://"
 
 
+# -> Any: JSON of any shape in and out
 def resolve_attachments(value: Any, attachments: dict[str, Any]) -> Any:
     """``value`` with every ``attachment://<hash>`` string replaced by the sample's attachment
     (inspect_ai moves long texts of messages and events out of line when it writes a log)."""

@@ -48,6 +48,7 @@ KNOWN_FIELDS = {
 }
 
 
+# -> Any: a JSON field of any declared type, checked against kind
 def _field(
     obj: dict[str, Any], name: str, kind: type | tuple[type, ...], path: Path, line: int
 ) -> Any:

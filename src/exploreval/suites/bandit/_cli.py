@@ -28,6 +28,7 @@ _STAT_ROWS = (
 )
 
 
+# -> Any: typer command helper returning parsed CLI values
 def _instance(
     instance: str, arms: int | None, gap: float | None, horizon: int | None, means: str | None
 ) -> Any:
@@ -120,6 +121,7 @@ def baselines_cmd(
     err.print(f"simulated in {elapsed:.3f}s")
 
 
+# -> Any: typer command helper returning parsed CLI values
 async def _run_decisions(
     inst: Any,
     baselines: list[str],

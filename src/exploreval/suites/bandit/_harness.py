@@ -151,6 +151,7 @@ class BanditPromptHarness(Harness):
         """Nothing to keep: the next round's history comes from the env's info."""
 
 
+# -> Any: a harness class built for a prompt code (registered by name)
 def harness_factory(code: str) -> Any:
     """A registry factory building the harness of one configuration code."""
 

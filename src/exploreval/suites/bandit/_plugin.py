@@ -43,6 +43,7 @@ class _CodeHarness:
     def __init__(self, code: str) -> None:
         self.code = code
 
+    # -> Any: the harness instance the factory builds
     def __call__(self, **options: Any) -> Any:
         from exploreval.suites.bandit._harness import harness_factory
 

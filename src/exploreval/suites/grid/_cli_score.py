@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 
+# -> Any: JSON from a user's file, checked by the caller
 def _read_positions(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")

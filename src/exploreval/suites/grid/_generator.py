@@ -80,6 +80,7 @@ class GeneratorConfig(BaseModel):
     def _probs(cls, value: dict[int, float], info: Any) -> dict[int, float]:
         return _check_probs(value, info.field_name)
 
+    # -> Any: pydantic before-validator: raw input in, raw out
     @field_validator("corridor_width", mode="before")
     @classmethod
     def _width(cls, value: Any) -> Any:

@@ -83,6 +83,7 @@ def key_frames(n_moves: int) -> list[int]:
     return sorted(t for t in times if t <= n_moves)
 
 
+# -> Any: a field of a record or of its JSON dump (either shape)
 def _field(item: Any, name: str, default: Any = None) -> Any:
     if isinstance(item, dict):
         return item.get(name, default)
@@ -207,6 +208,7 @@ class _Canvas:
             width=width,
         )
 
+    # -> Any: a PIL image (Pillow's stubs are optional)
     def frame(self, t: int) -> Any:
         from PIL import Image, ImageDraw
 

@@ -52,6 +52,7 @@ class GridNode(BaseModel):
         description="Alternative prerequisite sets: met when all parents of one set are achieved",
     )
 
+    # -> Any: pydantic before-validator: raw input in, raw out
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, data: Any) -> Any:

@@ -84,6 +84,7 @@ def make_game_maker(world: World) -> tuple[Any, dict[str, Any]]:
 _KB: list[Any] = []
 
 
+# -> Any: TextWorld's KnowledgeBase (optional extra, imported lazily)
 def _knowledge_base() -> Any:
     """TextWorld's knowledge base, parsed once per process (0.5 s per GameMaker otherwise)."""
     if not _KB:
@@ -122,6 +123,7 @@ def goal_facts(maker: Any, ents: dict[str, Any], goal: Goal) -> list[Any]:
     return [maker.new_fact("closed", target)]  # unlocking leaves a locked thing closed
 
 
+# -> Any: JSON-like data of any shape in and out
 def normalise(data: Any) -> Any:
     """Order-independent form of a serialised game: fact lists sorted, sets sorted, no KB."""
     if isinstance(data, dict):

@@ -239,9 +239,11 @@ def checkpoint_atoms(checkpoint: Any) -> set[str]:
 
 
 # -- checkpoints per entity -------------------------------------------------------------------
+#: An atom (``visited:r_1``) or ``{"all": [...]}`` / ``{"any": [...]}`` of checkpoints.
+Checkpoint = str | dict[str, list["Checkpoint"]]
 
 
-def _seen(summary: dict[str, Any], entity: str) -> Any:
+def _seen(summary: dict[str, Any], entity: str) -> Checkpoint:
     """An entity is seen when the player stood in its room and it was not hidden in a closed
     container (or the container was opened, or the item was held)."""
     if entity in summary.get("containers", {}):
@@ -256,7 +258,7 @@ def _seen(summary: dict[str, Any], entity: str) -> Any:
     return {"any": [room, f"held:{entity}"]}
 
 
-def _lock_revealed(summary: dict[str, Any], thing: str) -> Any:
+def _lock_revealed(summary: dict[str, Any], thing: str) -> Checkpoint:
     """Whether a door/container was locked at the start: a locked one by trying to open it (the
     game names the key), unlocking it, or text calling it locked (containers only); a closed one
     by opening it or, for a container, text calling it closed (TextWorld never calls a locked
@@ -275,7 +277,7 @@ def _lock_revealed(summary: dict[str, Any], thing: str) -> Any:
     return _open_seen(summary, thing)
 
 
-def _open_seen(summary: dict[str, Any], thing: str) -> Any:
+def _open_seen(summary: dict[str, Any], thing: str) -> Checkpoint:
     """An open door or container is seen open from its room (the room text says "an open X")."""
     info = summary["doors"].get(thing) or summary["containers"][thing]
     if thing in summary["doors"]:
@@ -283,19 +285,19 @@ def _open_seen(summary: dict[str, Any], thing: str) -> Any:
     return f"visited:{info['room']}"
 
 
-def _open_revealed(summary: dict[str, Any], thing: str) -> Any:
+def _open_revealed(summary: dict[str, Any], thing: str) -> Checkpoint:
     """Whether a door/container was open at the start: an open one is seen open; one that was not
     shows it by being opened, unlocked or named with its key, or by text calling it closed or
     locked (for a door only "open" is told, so a closed door shows by being opened)."""
     info = summary["doors"].get(thing) or summary["containers"][thing]
     if info["state"] == "open":
         return _open_seen(summary, thing)
-    told = [f"described:{thing}:closed", f"described:{thing}:locked"]
-    acted = [f"opened:{thing}", f"unlocked:{thing}", f"keynamed:{thing}"]
+    told: list[Checkpoint] = [f"described:{thing}:closed", f"described:{thing}:locked"]
+    acted: list[Checkpoint] = [f"opened:{thing}", f"unlocked:{thing}", f"keynamed:{thing}"]
     return {"any": acted + (told if thing in summary["containers"] else [])}
 
 
-def _exits_known(neighbours: dict[str, set[str]], room: str) -> Any:
+def _exits_known(neighbours: dict[str, set[str]], room: str) -> Checkpoint:
     """The player knows where every exit of ``room`` leads (it went through each)."""
     return {"all": [f"moved:{room}:{other}" for other in sorted(neighbours[room])]}
 

@@ -34,6 +34,7 @@ from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxE
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._editor import FileEditor
+    from exploreval.suites.terminal._image import BuiltImage
 
 MAX_DURATION_S = 60.0
 #: A blocking command (Terminus 1) may wait longer than a plain duration.
@@ -490,7 +491,7 @@ class TerminalEnv(AsyncTextEnv):
             info["first_thought"] = _prompts.first_thought(task.solution)
         return text, info
 
-    async def _image(self, task: TerminalTask) -> Any:
+    async def _image(self, task: TerminalTask) -> BuiltImage | None:
         """The task's built image (built once per run, cached across runs), or None."""
         if task.image is None:
             return None
@@ -574,6 +575,7 @@ class TerminalEnv(AsyncTextEnv):
             self._done = True
         return text, reward, terminated, truncated, info.model_dump(mode="json", exclude_none=True)
 
+    # -> Any: a StepDetection or None (kept loose: pydantic dump follows)
     def _detect(self, evidence: StepEvidence) -> Any:
         manifest, task = self.manifest, self.task
         if manifest is None or not manifest.artefacts or task is None:

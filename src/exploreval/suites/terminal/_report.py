@@ -262,6 +262,7 @@ def _level_label(level: int | None) -> str:
 
 
 # --------------------------------------------------------------------------- figures
+# -> Any: the pyplot module, imported lazily (Agg backend)
 def _plt() -> Any:
     import matplotlib
 

@@ -216,6 +216,7 @@ def _tb1_solution(path: Path) -> str | None:
     return "\n".join(lines) + "\n"
 
 
+# -> Any: a task.yaml value, validated by pydantic after
 def _difficulty(value: Any, where: Path) -> Any:
     if value is None:
         return "unknown"
@@ -226,6 +227,7 @@ def _difficulty(value: Any, where: Path) -> Any:
     return value
 
 
+# -> Any: a task.yaml value, validated by pydantic after
 def _kind(value: Any, where: Path) -> Any:
     if value not in _KINDS:
         raise TaskFormatError(f"{where}: field 'kind' must be one of {_KINDS}, got {value!r}")
