@@ -72,6 +72,8 @@ def _start_cli_run(out: Path, seeds: str = "0-39") -> subprocess.Popen[str]:
          "--preset", "long", "--seeds", seeds, "--agent", "forward", "--concurrency", "2",
          "--no-report", "-q", "--out", str(out)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a test run started in the background inherits SIGINT ignored; Ctrl-C must reach the run
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
 
 
