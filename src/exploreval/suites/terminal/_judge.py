@@ -257,6 +257,14 @@ async def judge_tables(
     return {"terminal_judge": pd.DataFrame(rows, columns=columns)}
 
 
+def _valid_choices(part: pd.DataFrame) -> pd.Series:
+    """The classes of judgements without an error: a class with no evidence (or the prompt's
+    placeholder as evidence) is kept in its row but is not a valid choice (Figure 6 asks for
+    both)."""
+    ok = part[part["error"].isna()] if "error" in part else part
+    return ok["classification"].dropna().astype(int)
+
+
 def table4(judged: pd.DataFrame) -> pd.DataFrame:
     """Table 4: per agent and condition, the share of each category among judged attempts that
     yielded a choice, with counts (attempts without a valid choice are counted apart)."""
@@ -264,7 +272,7 @@ def table4(judged: pd.DataFrame) -> pd.DataFrame:
     if judged.empty:
         return pd.DataFrame()
     for (agent, condition), part in judged.groupby(["agent", "condition"], sort=True):
-        valid = part["classification"].dropna().astype(int)
+        valid = _valid_choices(part)
         row: dict[str, Any] = {"agent": agent, "condition": condition, "judged": len(part)}
         for value, name in CATEGORIES.items():
             count = int((valid == value).sum())
@@ -297,7 +305,7 @@ def judge_sections(
     header = ["agent", "condition", "judged", *CATEGORIES.values(), "no valid choice"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for (agent, condition), part in judged.groupby(["agent", "condition"], sort=True):
-        valid = part["classification"].dropna().astype(int).to_numpy()
+        valid = _valid_choices(part).to_numpy()
         cells = [str(agent), f"`{condition}`", str(len(part))]
         for value in CATEGORIES:
             hits = (valid == value).astype(float)

@@ -351,7 +351,8 @@
     for (const [name, msg] of Object.entries(ep.annotation_errors || {})) parts.push(el("p", { class: "error" }, `annotations ${name} failed: ${msg}`));
     for (const j of ep.judgements || []) {
       // a model's judgement of the whole episode (score --judge-model), with its evidence
-      const verdict = j.category ? `${j.classification} · ${j.category}` : `no valid choice: ${j.error ?? "–"}`;
+      const answered = j.category ? `${j.classification} · ${j.category}` : "";
+      const verdict = j.error ? `no valid choice: ${j.error}${answered ? " (it answered " + answered + ")" : ""}` : answered;
       parts.push(el("div", { class: "judgement", id: "ep-judgement" },
         el("b", {}, `judged by ${j.judge_model ?? "a model"} (${j.table}): `), verdict,
         j.evidence ? el("div", { class: "muted" }, "evidence: “", j.evidence, "”") : null,
