@@ -95,9 +95,7 @@ def test_budgets_and_model_errors_apply_the_same_way_on_both_executors(
             spec_from_dict(
                 {
                     **failing,
-                    "agents": [
-                        {"kind": "llm", "model": "m", "base_url": url, "max_retries": 0}
-                    ],
+                    "agents": [{"kind": "llm", "model": "m", "base_url": url, "max_retries": 0}],
                 }
             ),
             str(tmp_path / "dead"),
