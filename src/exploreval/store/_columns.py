@@ -51,7 +51,7 @@ import orjson
 from exploreval.core import EpisodeRecord, gc_paused, migrate_record
 from exploreval.core._files import unique_tmp, write_atomic
 from exploreval.store._errors import StoreError, describe_os_error
-from exploreval.store._run import LogIssue, RunDir
+from exploreval.store._run import LogIssue, RunDir, parse_log_line
 
 if TYPE_CHECKING:
     import duckdb
@@ -423,18 +423,10 @@ class RunColumns:
 
 
 def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
-    if not raw.strip():
+    data = parse_log_line(raw, line, issues)
+    if data is None:
         return None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            data = json.loads(raw.decode("utf-8", errors="replace"))
-        except json.JSONDecodeError as exc:
-            if issues is not None:
-                issues.append(LogIssue(line, f"not valid JSON ({exc.msg} at column {exc.colno})"))
-            return None
-    if not isinstance(data, dict) or not isinstance(data.get("episode_id"), str):
+    if not isinstance(data.get("episode_id"), str):
         if issues is not None:
             issues.append(LogIssue(line, "not an episode record (no episode_id)"))
         return None

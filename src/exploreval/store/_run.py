@@ -98,6 +98,30 @@ class LogIssue:
         return f"line {self.line}: {self.message}"
 
 
+def parse_log_line(raw: bytes, number: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
+    """One line of ``episodes.jsonl`` as a JSON object; None for a blank line, or (recorded in
+    ``issues``) a line that is not JSON or not an object. One reader for the log and its columns.
+    """
+    if not raw.strip():
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        # orjson refuses what the standard library reads (lone surrogates, stored escaped) and
+        # the standard library's message names the column
+        try:
+            data = json.loads(raw.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            if issues is not None:
+                issues.append(LogIssue(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            return None
+    if not isinstance(data, dict):
+        if issues is not None:
+            issues.append(LogIssue(number, "not a JSON object"))
+        return None
+    return data
+
+
 class RunDir:
     """One run directory. Cheap to construct; files are created on demand."""
 
@@ -301,26 +325,8 @@ class RunDir:
             raise describe_os_error("read", self.episodes_path, exc) from exc
         with fh:
             for number, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    data = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    # orjson refuses what the standard library reads (lone surrogates, stored
-                    # escaped) and the standard library's message names the column
-                    try:
-                        data = json.loads(raw.decode("utf-8", errors="replace"))
-                    except json.JSONDecodeError as exc:
-                        if issues is not None:
-                            issues.append(
-                                LogIssue(
-                                    number, f"not valid JSON ({exc.msg} at column {exc.colno})"
-                                )
-                            )
-                        continue
-                if not isinstance(data, dict):
-                    if issues is not None:
-                        issues.append(LogIssue(number, "not a JSON object"))
+                data = parse_log_line(raw, number, issues)
+                if data is None:
                     continue
                 try:
                     data = migrate_record(data)
