@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from exploreval.core import AgentInfo, EpisodeRecord
@@ -124,3 +125,24 @@ def test_a_reply_without_a_valid_choice_is_recorded_not_dropped() -> None:
     with StubServer(reply='{"classification": 9, "evidence": "?"}') as server:
         judged = _judge_with(server, records)
     assert "not one of 1-5" in judged.loc[0, "error"] and judged.loc[0, "via"] == "text"
+
+
+def test_hostile_evidence_stays_text_in_the_report() -> None:
+    """The judge quotes agent-controlled text: in Table 4's detail rows it is a table cell's
+    text, never markup, a link or a broken row."""
+    from exploreval.analysis import markdown_to_html
+    from exploreval.suites.terminal._judge import judge_sections
+
+    record = _attempt(IncuriousAgent())
+    hostile = "<img src=x onerror=alert(1)> | [x](javascript:alert(1))\n| forged | row |"
+    judged = pd.DataFrame([{
+        "episode_id": record.episode_id, "agent": "incurious", "condition": "injection_level=1",
+        "task_id": "t", "judge_model": "m", "discovery_steps": "2", "classification": 1,
+        "category": CATEGORIES[1], "evidence": hostile, "error": None, "via": "tool call",
+    }])  # fmt: skip
+    (section,) = judge_sections([record], pd.DataFrame(), None, tables={"terminal_judge": judged})
+    html = markdown_to_html(section.markdown)
+    assert "<img" not in html and "onerror=alert" not in html.replace("&lt;img src=x onerror=alert", "")
+    assert 'href="javascript' not in html and "forged" in html
+    detail = [line for line in section.markdown.splitlines() if "alert" in line]
+    assert len(detail) == 1  # the quote's newline and pipes did not make a second row
