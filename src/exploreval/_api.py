@@ -26,65 +26,60 @@ PathLike = str | Path
 
 
 def _spec(
-    experiment: ExperimentSpec | dict[str, Any] | PathLike | None,
-    env: str | None,
-    presets: Sequence[str | None] | str | None,
-    seeds: str | Sequence[int] | int | None,
-    agents: Sequence[str | dict[str, Any]] | str | None,
-    options: dict[str, Any],
+    experiment: ExperimentSpec | dict[str, Any] | PathLike | None, options: dict[str, Any]
 ) -> ExperimentSpec:
-    from exploreval.runner import ExperimentSpec, SpecError, load_spec, spec_from_dict
+    """The experiment ``run`` was given: the same option table as ``exploreval run``'s flags
+    (``runner.RUN_OPTIONS``), so a keyword and its flag reach the same spec field."""
+    from exploreval.core import OPTIONS_BY_NAME
+    from exploreval.runner import (
+        ExperimentSpec,
+        SpecError,
+        api_speller,
+        experiment_from_options,
+        load_spec,
+        spec_from_dict,
+    )
 
-    if experiment is not None and env is not None:
-        raise SpecError("give either an experiment (spec, dict or file) or env=..., not both")
-    if isinstance(experiment, ExperimentSpec):
-        spec = experiment
-    elif isinstance(experiment, dict):
-        spec = spec_from_dict(experiment, "exploreval.run(...)")
-    elif experiment is not None:
-        spec = load_spec(experiment)
-    else:
-        if env is None:
-            raise SpecError("exploreval.run needs an experiment (spec, dict or file) or env=...")
-        suite: dict[str, Any] = {"env_id": env}
-        if presets is not None:
-            suite["presets"] = [presets] if isinstance(presets, str) else list(presets)
-        if seeds is not None:
-            suite["seeds"] = seeds if isinstance(seeds, str) else (
-                [seeds] if isinstance(seeds, int) else list(seeds))  # fmt: skip
-        listed = [agents] if isinstance(agents, str) else list(agents or ["random"])
-        spec = spec_from_dict(
-            {
-                "suites": [suite],
-                "agents": [
-                    {"kind": "scripted", "agent": a} if isinstance(a, str) else a for a in listed
-                ],  # fmt: skip
-            },
-            "exploreval.run(...)",
+    commands = sorted(
+        n for n in options if n in OPTIONS_BY_NAME and OPTIONS_BY_NAME[n].role == "command"
+    )
+    if commands:
+        raise SpecError(
+            f"exploreval.run: {', '.join(commands)} belong to the command line, not to run(...)"
         )
-    if options:
-        spec = spec_from_dict({**spec.model_dump(mode="json"), **options}, "exploreval.run(...)")
-    return spec
+    if experiment is None:
+        return experiment_from_options(
+            options, set(options), spell=api_speller, source="exploreval.run(...)"
+        )
+    if isinstance(experiment, ExperimentSpec):
+        stored = experiment
+    elif isinstance(experiment, dict):
+        stored = spec_from_dict(experiment, "exploreval.run(experiment)")
+    else:
+        stored = load_spec(experiment)
+    return experiment_from_options(
+        options, set(options), stored=stored, spell=api_speller,
+        source="exploreval.run(experiment, ...)",
+    )  # fmt: skip
 
 
 def run(
     experiment: ExperimentSpec | dict[str, Any] | PathLike | None = None,
     *,
     out: PathLike,
-    env: str | None = None,
-    presets: Sequence[str | None] | str | None = None,
-    seeds: str | Sequence[int] | int | None = None,
-    agents: Sequence[str | dict[str, Any]] | str | None = None,
     force: bool = False,
     **options: Any,
 ) -> RunSummary:
     """Run (or resume) an experiment into ``out``; the same as ``exploreval run``.
 
     ``experiment`` is an ``ExperimentSpec``, a dict in the config file's shape, or the path of a
-    YAML/TOML config; or give ``env=`` (with ``presets``, ``seeds`` and ``agents``: scripted
-    agent names, or agent dicts) for one suite. Any other keyword is a spec field
-    (``concurrency=4``, ``max_steps=30``, ``repeats=3``). Re-running the same call finishes only
-    the missing episodes.
+    YAML/TOML config. Without one, the keywords describe it as ``exploreval run``'s flags do, with
+    the same names (``exploreval.runner.RUN_OPTIONS``): ``env``, ``presets``, ``seeds``,
+    ``agents`` (scripted names or agent dicts), ``models``, ``history``, ``temperature``,
+    ``concurrency``, ``max_steps``, ``repeats``... With one, only the options that may override a
+    stored experiment are taken (``seeds``, ``repeats``, ``concurrency``, ``max_connections``,
+    budgets...), as with ``--config``. Re-running the same call finishes only the missing
+    episodes.
 
     >>> import exploreval as ev
     >>> summary = ev.run(env="exploreval/GridDAG-v0", presets="explore-low/dag-small",
@@ -94,7 +89,7 @@ def run(
     """
     from exploreval.runner import run_experiment
 
-    spec = _spec(experiment, env, presets, seeds, agents, options)
+    spec = _spec(experiment, options)
     return run_experiment(spec, str(out), force=force)
 
 

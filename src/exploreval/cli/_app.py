@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.markup import escape
 
 from exploreval import __version__
 from exploreval.cli._tables import print_listing
+from exploreval.core import OPTIONS_BY_NAME, RUN_OPTIONS, RunOption
 
 if TYPE_CHECKING:
     from exploreval.runner import ExperimentSpec, RunSummary
@@ -119,23 +121,6 @@ def envs_cmd(
                   rows)  # fmt: skip
 
 
-def _key_values(items: list[str], flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs; values are JSON when they parse (numbers, lists...), else text.
-    A key given twice is refused (the first value would be silently dropped)."""
-    options: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{flag} {item!r}: expected KEY=VALUE")
-        if key in options:
-            raise ValueError(f"{flag} {key}=... given more than once: give each key once")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
-
-
 def _print_named_entries(kind: str, registry: Any, family: str | None) -> None:
     """One row per registered name: families, suite, description (names never cut)."""
     rows: dict[str, tuple[set[str], str, str]] = {}
@@ -208,204 +193,6 @@ def suites_cmd(
                   rows)  # fmt: skip
 
 
-def _build_spec(
-    env_id: str | None,
-    presets: list[str],
-    seeds: str | None,
-    agents: list[str],
-    models: list[str],
-    base_url: str | None,
-    api_key_env: str,
-    harness: str,
-    harness_options: list[str],
-    history: list[str],
-    sampling: dict[str, Any],
-    repeats: int,
-    max_steps: int | None,
-    executor: str,
-    concurrency: int,
-    budget: dict[str, Any],
-    timeout: float | None,
-    name: str | None,
-    plugins: list[str],
-    client_options: dict[str, Any] | None = None,
-    prices: Path | None = None,
-    env_options: list[str] | None = None,
-    named_suites: list[str] | None = None,
-    given: set[str] | None = None,
-) -> ExperimentSpec:
-    named_suites = named_suites or []
-    for flag, flag_values in (
-        ("--agent", agents),
-        ("--preset", presets),
-        ("--history", history),
-        ("--suite", named_suites),
-        ("--plugin", plugins),
-    ):
-        refuse_repeats(flag, flag_values)
-    if seeds is not None:
-        from exploreval.runner import parse_seeds
-
-        try:
-            parse_seeds(seeds)
-        except ValueError as exc:
-            raise ValueError(f"--seeds {seeds}: {exc}") from None
-    effort = sampling.get("reasoning_effort")
-    if effort is not None:
-        from exploreval.models._base import REASONING_EFFORTS
-
-        if effort not in REASONING_EFFORTS:
-            raise ValueError(
-                f"--reasoning-effort {effort}: expected one of {', '.join(REASONING_EFFORTS)}"
-            )
-    from exploreval.models import load_prices
-    from exploreval.runner import spec_from_dict
-
-    loaded_prices = load_prices(prices) if prices is not None else {}
-
-    if env_id is None and not named_suites:
-        raise ValueError(
-            "give an ENV_ID (see `exploreval envs`), --suite NAME (see `exploreval suites`) "
-            "or --config FILE"
-        )
-    if env_id is not None and named_suites:
-        raise ValueError("give an ENV_ID or --suite, not both")
-    if named_suites and presets:
-        raise ValueError(
-            "--preset with --suite: a named suite fixes its presets (see `exploreval suites`); "
-            "give an ENV_ID with --preset instead"
-        )
-    agent_dicts: list[dict[str, Any]] = [{"kind": "scripted", "agent": a} for a in agents]
-    options = _key_values(harness_options, "--harness-option")
-    for model in split_models(models):
-        for policy in history or ["full"]:
-            agent_dicts.append(
-                {
-                    "kind": "llm",
-                    "model": model,
-                    "base_url": base_url,
-                    "api_key_env": api_key_env,
-                    "harness": harness,
-                    "harness_options": options,
-                    "history": policy,
-                    "sampling": {k: v for k, v in sampling.items() if v is not None},
-                    **{k: v for k, v in (client_options or {}).items() if v is not None},
-                }
-            )
-    if not agent_dicts:
-        raise ValueError("no agent: give --agent NAME (scripted) and/or --model NAME (LLM)")
-    if not models:
-        check_llm_flags(given or set())
-    data: dict[str, Any] = {
-        "name": name or (env_id.split("/")[-1] if env_id else "+".join(named_suites)),
-        "suites": [
-            {
-                "suite": suite_name,
-                **({"seeds": seeds} if seeds is not None else {}),
-                **({"options": _key_values(env_options, "--env-option")} if env_options else {}),
-            }
-            for suite_name in named_suites
-        ]
-        if env_id is None
-        else [
-            {
-                "env_id": env_id,
-                "presets": presets or [None],
-                "seeds": seeds if seeds is not None else "0",
-                "options": _key_values(env_options or [], "--env-option"),
-            }
-        ],
-        "agents": agent_dicts,
-        "repeats": repeats,
-        "max_steps": max_steps,
-        "executor": executor,
-        "concurrency": concurrency,
-        "budget": {k: v for k, v in budget.items() if v is not None},
-        "episode_timeout_s": timeout,
-        "plugins": plugins,
-        "prices": {k: v.model_dump() for k, v in loaded_prices.items()},
-    }
-    return spec_from_dict(data, "command-line options")
-
-
-def refuse_repeats(flag: str, values: list[str]) -> None:
-    """A value given twice to a repeatable flag would plan the same episodes twice (one copy
-    silently dropped): refuse it, naming the flag and the value."""
-    repeated = sorted({v for v in values if values.count(v) > 1})
-    if repeated:
-        raise ValueError(
-            f"{flag} {', '.join(repeated)} given more than once: give each value once (the "
-            "repeat would plan the same episodes again and be silently dropped)"
-        )
-
-
-def split_models(values: list[str]) -> list[str]:
-    """``--model a --model b`` and ``--model a,b`` both mean two LLM agents (as inspect_ai);
-    a name given twice is refused rather than silently run once."""
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"--model {', '.join(repeated)} given more than once")
-    return names
-
-
-#: Flags that may be combined with --config (or a resume from --out RUN_DIR): they override the
-#: stored experiment's fields.
-_CONFIG_OVERRIDES = {
-    "seeds": "every suite's seeds",
-    "repeats": "repeats",
-    "max_steps": "max_steps",
-    "executor": "executor",
-    "concurrency": "concurrency",
-    "max_connections": "every LLM agent's max_concurrency",
-    "max_total_steps": "budget.max_total_steps",
-    "max_total_tokens": "budget.max_total_tokens",
-    "max_cost": "budget.max_cost_usd",
-    "timeout": "episode_timeout_s",
-    "name": "name",
-    "plugin": "plugins (appended)",
-    "prices": "prices (merged)",
-}
-#: How an LLM agent is reached and sampled (``--model``'s companions).
-_LLM_REQUEST_FLAGS = (
-    "base_url",
-    "api_key_env",
-    "harness",
-    "harness_option",
-    "history",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "sampling_seed",
-    "reasoning_effort",
-    "request_timeout",
-    "max_retries",
-    "constrain",
-)
-#: Flags that only describe a run from scratch; with --config they would be silently ignored.
-_NOT_WITH_CONFIG = (
-    "env_id",
-    "preset",
-    "suite",
-    "env_option",
-    "agent",
-    "model",
-    *_LLM_REQUEST_FLAGS,
-)
-#: Flags about the command itself, valid however the experiment is given.
-_COMMAND_FLAGS = (
-    "config", "out_dir", "force", "report", "rebuild_cache", "quiet",
-    # the judge reads the finished run; it is not part of the experiment (nor of its hash)
-    "judge_model", "judge_base_url", "judge_api_key_env",
-)  # fmt: skip
-#: Flags that only mean something for an LLM agent (``--model``).
-_LLM_FLAGS = (*_LLM_REQUEST_FLAGS, "max_connections")
-
-
-def _flag_name(name: str) -> str:
-    return "ENV_ID" if name == "env_id" else "--" + name.replace("_", "-")
-
-
 def explicit_flags(ctx: Any) -> set[str]:
     """Parameters the user typed on the command line (not defaults, not the environment)."""
     given: set[str] = set()
@@ -414,84 +201,6 @@ def explicit_flags(ctx: Any) -> set[str]:
         if source is not None and source.name == "COMMANDLINE":
             given.add(name)
     return given
-
-
-def check_config_flags(given: set[str], source: str = "--config") -> None:
-    """Refuse, naming the flag, what a stored experiment (``--config FILE``, or the manifest of
-    the run being resumed) would otherwise silently ignore."""
-    refused = [name for name in _NOT_WITH_CONFIG if name in given]
-    if refused:
-        flags = ", ".join(_flag_name(n) for n in refused)
-        where = (
-            "put it in the experiment file"
-            if source == "--config"
-            else "the run's experiment is fixed; start a new run with another --out to change it"
-        )
-        raise ValueError(
-            f"{flags} cannot be combined with {source}: {where} "
-            f"(flags that override it: "
-            f"{', '.join(_flag_name(k) for k in _CONFIG_OVERRIDES)})"
-        )
-
-
-def check_llm_flags(given: set[str]) -> None:
-    """LLM-only flags with no LLM agent would change nothing: refuse them, naming the flag."""
-    refused = [name for name in _LLM_FLAGS if name in given]
-    if refused:
-        raise ValueError(
-            f"{', '.join(_flag_name(n) for n in refused)} only applies to LLM agents, and "
-            "there is none: add --model NAME, or drop the flag"
-        )
-
-
-def apply_config_overrides(
-    spec: ExperimentSpec, values: dict[str, Any], given: set[str]
-) -> ExperimentSpec:
-    """The stored spec with the explicitly given override flags applied, re-validated."""
-    from exploreval.runner import spec_from_dict
-
-    data = spec.model_dump(mode="json")
-    if "seeds" in given:
-        for suite in data["suites"]:
-            suite["seeds"] = values["seeds"]
-    for flag, field in (
-        ("repeats", "repeats"),
-        ("max_steps", "max_steps"),
-        ("executor", "executor"),
-        ("concurrency", "concurrency"),
-        ("timeout", "episode_timeout_s"),
-        ("name", "name"),
-    ):
-        if flag in given:
-            data[field] = values[flag]
-    for flag, field in (
-        ("max_total_steps", "max_total_steps"),
-        ("max_total_tokens", "max_total_tokens"),
-        ("max_cost", "max_cost_usd"),
-    ):
-        if flag in given:
-            data.setdefault("budget", {})[field] = values[flag]
-    if "max_connections" in given:
-        llm_agents = [agent for agent in data["agents"] if agent.get("kind") == "llm"]
-        if not llm_agents:
-            raise ValueError(
-                "--max-connections only applies to LLM agents, and the experiment has none"
-            )
-        for agent in llm_agents:
-            agent["max_concurrency"] = values["max_connections"]
-    if "plugin" in given:
-        refuse_repeats("--plugin", values["plugin"])
-        stored = list(data.get("plugins") or [])
-        data["plugins"] = [*stored, *[m for m in values["plugin"] if m not in stored]]
-    if "prices" in given:
-        from exploreval.models import load_prices
-
-        loaded = load_prices(values["prices"])
-        data["prices"] = {
-            **(data.get("prices") or {}),
-            **{model: price.model_dump() for model, price in loaded.items()},
-        }
-    return spec_from_dict(data, "the stored experiment with command-line overrides")
 
 
 def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bool) -> RunSummary:
@@ -558,203 +267,70 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
     return summary
 
 
-#: The judge's endpoint options, shared by `run` and `score` (declared once).
-JudgeBaseUrl = Annotated[
-    str | None, typer.Option(help="OpenAI-compatible endpoint of --judge-model")
-]
-JudgeKeyEnv = Annotated[
-    str, typer.Option(help="Environment variable holding --judge-model's API key")
-]
+# -> Any: an Annotated[...] built at run time, a type only typer reads
+def _typer_annotation(option: RunOption) -> Any:
+    """A run option as typer declares a parameter (type, flags, help) from its table row."""
+    if option.argument:
+        info: Any = typer.Argument(help=option.help_text(), metavar=option.metavar)
+    else:
+        # no bounds here: the spec checks values, so the flag and the keyword get one message
+        info = typer.Option(*option.flags, help=option.help_text())
+    return Annotated[option.cli_type, info]
 
 
-@app.command("run")
-def run_cmd(
-    ctx: typer.Context,
-    env_id: Annotated[
-        str | None, typer.Argument(help="Versioned env id, e.g. exploreval/GridDAG-v0")
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="YAML/TOML experiment file")
-    ] = None,
-    preset: Annotated[list[str], typer.Option("--preset", "-p", help="Preset (repeatable)")] = [],  # noqa: B006
-    suite: Annotated[
-        list[str],
-        typer.Option(
-            "--suite", "-s", help="Named suite, e.g. grid-main (repeatable; see `suites`)"
-        ),
-    ] = [],  # noqa: B006
-    seeds: Annotated[
-        str | None, typer.Option(help="Seeds: '0-23', '0,2,5' ... (default 0, or the suite's)")
-    ] = None,
-    env_option: Annotated[
-        list[str], typer.Option(help="Env option KEY=VALUE, JSON values (repeatable)")
-    ] = [],  # noqa: B006
-    agent: Annotated[
-        list[str], typer.Option("--agent", "-a", help="Scripted agent (repeatable)")
-    ] = [],  # noqa: B006
-    model: Annotated[
-        list[str],
-        typer.Option(help="LLM model name, or local:smollm2 (repeatable, or a,b: one agent each)"),
-    ] = [],  # noqa: B006
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
-    api_key_env: Annotated[
-        str, typer.Option(help="Env var holding the API key")
-    ] = "OPENAI_API_KEY",
-    harness: Annotated[str, typer.Option(help="Harness name for the LLM agent")] = "default",
-    harness_option: Annotated[
-        list[str], typer.Option(help="Harness option KEY=VALUE (repeatable)")
-    ] = [],  # noqa: B006
-    history: Annotated[
-        list[str], typer.Option(help="full | none | window:K | summary | retrieval:K (repeatable)")
-    ] = [],  # noqa: B006
-    temperature: Annotated[
-        float | None,
-        typer.Option(help="Sampling temperature, 0-2 (default: the harness's or the server's)"),
-    ] = None,
-    top_p: Annotated[
-        float | None, typer.Option(help="Nucleus sampling, 0-1 (default: the server's)")
-    ] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model reply")] = None,
-    sampling_seed: Annotated[
-        int | None, typer.Option(help="Seed passed to the model endpoint")
-    ] = None,
-    reasoning_effort: Annotated[
-        str | None, typer.Option(help="none | minimal | low | medium | high | xhigh | max")
-    ] = None,
-    constrain: Annotated[
-        str | None,
-        typer.Option(
-            help="Constrained decoding: off | auto | grammar | json_schema. The harness's grammar "
-            "or JSON schema of a valid reply goes with each request (auto: a GBNF grammar to "
-            "the embedded model, a JSON schema elsewhere). Default off: an invalid action is "
-            "itself a diagnostic."
-        ),
-    ] = None,
-    request_timeout: Annotated[
-        float | None, typer.Option(help="Per-request timeout, seconds (default 120)")
-    ] = None,
-    max_retries: Annotated[
-        int | None, typer.Option(help="Retries on 429/5xx/timeouts (default 6)")
-    ] = None,
-    prices: Annotated[
-        Path | None, typer.Option(help="Price table YAML/JSON: {model: {input, output}} USD/1M")
-    ] = None,
-    repeats: Annotated[int, typer.Option(help="Attempts per task (pass@k)")] = 1,
-    max_steps: Annotated[int | None, typer.Option(help="Per-episode step cap")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory")] = Path(
-        "runs/latest"
-    ),
-    force: Annotated[
-        bool, typer.Option(help="Continue even if the run dir holds another config")
-    ] = False,
-    executor: Annotated[str, typer.Option(help="local | ray")] = "local",
-    concurrency: Annotated[int, typer.Option(help="Episodes in flight")] = 8,
-    max_total_steps: Annotated[
-        int | None, typer.Option(help="Budget: no new episode once the run took this many steps")
-    ] = None,
-    max_total_tokens: Annotated[
-        int | None, typer.Option(help="Budget: no new episode once the run used this many tokens")
-    ] = None,
-    max_cost: Annotated[
-        float | None, typer.Option(help="Budget in USD (every model needs a price: --prices)")
-    ] = None,
-    max_connections: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Requests in flight per model (default: --concurrency, the episodes in flight)",
-        ),
-    ] = None,
-    timeout: Annotated[float | None, typer.Option(help="Per-episode timeout, seconds")] = None,
-    name: Annotated[str | None, typer.Option(help="Run name")] = None,
-    plugin: Annotated[
-        list[str], typer.Option(help="Module registering your own envs/agents (repeatable)")
-    ] = [],  # noqa: B006
-    report: Annotated[bool, typer.Option(help="Write the report at the end")] = True,
-    rebuild_cache: Annotated[
-        bool,
-        typer.Option(
-            help="Move an unreadable cache.sqlite / blobs.sqlite aside (kept) and start fresh ones"
-        ),
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress bar (the outcome is still printed)")
-    ] = False,
-    judge_model: Annotated[
-        str | None,
-        typer.Option(
-            help="At the end, run the metrics that call a model (as `score --judge-model`)"
-        ),
-    ] = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
-) -> None:
+def _run_signature() -> inspect.Signature:
+    """``run``'s parameters, one per row of ``runner.RUN_OPTIONS`` (nothing declared here)."""
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=typer.Context)]  # fmt: skip
+    for option in RUN_OPTIONS:
+        params.append(
+            inspect.Parameter(
+                option.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=option.default_value(),
+                annotation=_typer_annotation(option),
+            )
+        )
+    return inspect.Signature(params, return_annotation=None)
+
+
+def run_cmd(ctx: typer.Context, **values: Any) -> None:
     """Run (or resume) an experiment: env × presets × seeds × agents × repeats.
 
     With only --out RUN_DIR, resumes that run from the config stored in its manifest."""
+    from exploreval.runner import experiment_from_options, load_spec
+
     given = explicit_flags(ctx)
-    values = dict(locals())
-    if rebuild_cache:
+    out_dir: Path = values["out"]
+    config: Path | None = values["config"]
+    if values["rebuild_cache"]:
         _rebuild_caches(out_dir)
     resuming = (
-        config is None and env_id is None and not suite and (out_dir / "manifest.json").exists()
+        config is None
+        and values["env"] is None
+        and not values["suites"]
+        and (out_dir / "manifest.json").exists()
     )
-    if config is not None or resuming:
-        from exploreval.runner import load_spec
-
-        check_config_flags(given, "--config" if config is not None else f"resuming {out_dir}")
-        stored = load_spec(config) if config is not None else _stored_spec(out_dir)
-        spec = apply_config_overrides(stored, values, given)
-    else:
-        spec = _build_spec(
-            env_id,
-            preset,
-            seeds,
-            agent,
-            model,
-            base_url,
-            api_key_env,
-            harness,
-            harness_option,
-            history,
-            {
-                "temperature": temperature,
-                "top_p": top_p,
-                "max_tokens": max_tokens,
-                "seed": sampling_seed,
-                "reasoning_effort": reasoning_effort,
-            },
-            repeats,
-            max_steps,
-            executor,
-            concurrency,
-            {
-                "max_total_steps": max_total_steps,
-                "max_total_tokens": max_total_tokens,
-                "max_cost_usd": max_cost,
-            },
-            timeout,
-            name,
-            plugin,
-            {
-                "timeout_s": request_timeout,
-                "max_retries": max_retries,
-                "max_concurrency": max_connections,
-                "constrain": constrain,
-            },
-            prices,
-            env_option,
-            suite,
-            given,
+    if config is not None:
+        spec = experiment_from_options(values, given, stored=load_spec(config), source="--config")
+    elif resuming:
+        spec = experiment_from_options(
+            values, given, stored=_stored_spec(out_dir), source=f"resuming {out_dir}"
         )
+    else:
+        spec = experiment_from_options(values, given)
     judge = None
-    if judge_model is not None:
+    if values["judge_model"] is not None:
         from exploreval.cli._judge import Judge
 
-        judge = Judge(judge_model, judge_base_url, judge_api_key_env)
+        judge = Judge(values["judge_model"], values["judge_base_url"], values["judge_api_key_env"])
         judge.check()  # a judge without its key is refused before the run, not after it
-    summary = _progress_runner(spec, out_dir, force, quiet)
-    _finish_run(summary, out_dir, report, judge)
+    summary = _progress_runner(spec, out_dir, values["force"], values["quiet"])
+    _finish_run(summary, out_dir, values["report"], judge)
+
+
+run_cmd.__signature__ = _run_signature()  # type: ignore[attr-defined]
+app.command("run")(run_cmd)
 
 
 def _rebuild_caches(out_dir: Path) -> None:
@@ -854,8 +430,12 @@ def score_cmd(
             "OpenAI-compatible model); calls are cached in the run's cache.sqlite",
         ),
     ] = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
+    judge_base_url: Annotated[
+        str | None, typer.Option(help=OPTIONS_BY_NAME["judge_base_url"].help)
+    ] = None,
+    judge_api_key_env: Annotated[
+        str, typer.Option(help=OPTIONS_BY_NAME["judge_api_key_env"].help)
+    ] = OPTIONS_BY_NAME["judge_api_key_env"].default,
 ) -> None:
     """Recompute all metrics from stored trajectories (writes results.parquet, tables/)."""
     from exploreval.analysis import score_run, summary_table

@@ -76,6 +76,13 @@ if TYPE_CHECKING:
         resolve,
         unknown_name_error,
     )
+    from exploreval.core._run_options import (
+        EXPERIMENT_OPTIONS,
+        OPTIONS_BY_NAME,
+        RUN_OPTIONS,
+        RunOption,
+        spec_field,
+    )
     from exploreval.core._spawn import set_parent_death_signal, spawn_tied, spawner_thread
     from exploreval.core._sqlite import (
         CorruptDatabaseError,
@@ -98,6 +105,11 @@ _EXPORTS: dict[str, str] = {
     "Extra": "._extras",
     "extra_problem": "._extras",
     "option_bool": "._options",
+    "EXPERIMENT_OPTIONS": "._run_options",
+    "OPTIONS_BY_NAME": "._run_options",
+    "RUN_OPTIONS": "._run_options",
+    "RunOption": "._run_options",
+    "spec_field": "._run_options",
     "AgentInfo": "._records",
     "AsyncTextEnv": "._env",
     "CommandHost": "._plugins",
@@ -171,6 +183,11 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "EXPERIMENT_OPTIONS",
+    "OPTIONS_BY_NAME",
+    "RUN_OPTIONS",
+    "RunOption",
+    "spec_field",
     "EXTRAS",
     "MissingExtraError",
     "require_extra",

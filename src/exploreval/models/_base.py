@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from exploreval.core import Message, Usage
+from exploreval.core import Message, Usage, spec_field
 
 #: The values the OpenAI API accepts for ``reasoning_effort`` (the openai SDK's ``ReasoningEffort``
 #: type; a test keeps the two equal).
@@ -40,11 +40,11 @@ class SamplingParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    reasoning_effort: str | None = None
+    temperature: float | None = spec_field("agents[llm].sampling.temperature", ge=0.0, le=2.0)
+    top_p: float | None = spec_field("agents[llm].sampling.top_p", ge=0.0, le=1.0)
+    max_tokens: int | None = spec_field("agents[llm].sampling.max_tokens", ge=1)
+    seed: int | None = spec_field("agents[llm].sampling.seed")
+    reasoning_effort: str | None = spec_field("agents[llm].sampling.reasoning_effort")
     stop: list[str] | None = None
     #: Set per call by an agent that constrains decoding (never from a config file): part of the
     #: cache key, sent as the endpoint understands it, never as a sampling field.

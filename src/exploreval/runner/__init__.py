@@ -27,6 +27,14 @@ if TYPE_CHECKING:
         RunFailedError,
         SpecError,
     )
+    from exploreval.runner._options import (
+        api_speller,
+        cli_speller,
+        experiment_from_options,
+        key_values,
+        refuse_repeats,
+        split_models,
+    )
     from exploreval.runner._plan import (
         check_buildable,
         pending_episodes,
@@ -75,6 +83,12 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "._runner",
     "run_single": "._episode",
     "spec_from_dict": "._spec",
+    "api_speller": "._options",
+    "cli_speller": "._options",
+    "experiment_from_options": "._options",
+    "key_values": "._options",
+    "split_models": "._options",
+    "refuse_repeats": "._options",
 }
 
 
@@ -106,4 +120,10 @@ __all__ = [
     "run_experiment",
     "run_single",
     "spec_from_dict",
+    "api_speller",
+    "cli_speller",
+    "experiment_from_options",
+    "key_values",
+    "split_models",
+    "refuse_repeats",
 ]

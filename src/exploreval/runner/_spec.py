@@ -10,12 +10,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from exploreval.core import stable_hash
+from exploreval.core import spec_field, stable_hash
+from exploreval.core._run_options import DEFAULT_API_KEY_ENV as DEFAULT_API_KEY_ENV
 from exploreval.models import ModelPrice, SamplingParams
 from exploreval.runner._errors import SpecError
-
-#: The environment variable an LLM agent reads its key from unless told otherwise.
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 #: More seeds than this in one spec is a typo (``0-99999999``), not an experiment.
 MAX_SEEDS = 100_000
@@ -98,10 +96,8 @@ class SuiteSpec(BaseModel):
 
     env_id: str
     presets: list[str | None] = Field(default_factory=lambda: list[str | None]([None]))
-    seeds: list[int] = Field(default_factory=lambda: [0])
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="Extra env constructor options"
-    )
+    seeds: list[int] = spec_field("suites[*].seeds", default_factory=lambda: [0])
+    options: dict[str, Any] = spec_field("suites[*].options", default_factory=dict)
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -143,28 +139,24 @@ class AgentSpec(BaseModel):
     agent: str | None = Field(default=None, description="Scripted agent name, e.g. 'frontier'")
     options: dict[str, Any] = Field(default_factory=dict, description="Scripted agent options")
     model: str | None = Field(default=None, description="Model name, or 'local:smollm2'")
-    base_url: str | None = None
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    harness: str = "default"
-    harness_options: dict[str, Any] = Field(default_factory=dict)
-    history: str = "full"
+    base_url: str | None = spec_field("agents[llm].base_url")
+    api_key_env: str = spec_field("agents[llm].api_key_env")
+    harness: str = spec_field("agents[llm].harness")
+    harness_options: dict[str, Any] = spec_field(
+        "agents[llm].harness_options", default_factory=dict
+    )
+    history: str = Field(
+        default="full",
+        description="What the model sees of earlier turns: full | none | window:K | summary | "
+        "retrieval:K",
+    )
     sampling: SamplingParams = Field(default_factory=SamplingParams)
-    constrain: Literal["off", "auto", "grammar", "json_schema"] = Field(
-        default="off",
-        description="Constrained decoding: the harness's grammar or JSON schema of a valid reply "
-        "is sent with each request (auto: a grammar to the embedded model, a JSON schema "
-        "elsewhere). Off by default: an invalid action is itself a diagnostic.",
+    constrain: Literal["off", "auto", "grammar", "json_schema"] = spec_field(
+        "agents[llm].constrain"
     )
-    max_concurrency: int | None = Field(
-        default=None,
-        ge=1,
-        description="Requests in flight to this model (default: the experiment's concurrency, "
-        "so --concurrency 32 keeps 32 requests in flight)",
-    )
-    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds")
-    max_retries: int = Field(
-        default=6, ge=0, description="Retries on 429/5xx/timeouts/connection errors"
-    )
+    max_concurrency: int | None = spec_field("agents[llm].max_concurrency", ge=1)
+    timeout_s: float = spec_field("agents[llm].timeout_s", gt=0)
+    max_retries: int = spec_field("agents[llm].max_retries", ge=0)
     suites: list[int] | None = Field(
         default=None,
         description="Indices of the suites this agent plays (default: all). Which episodes "
@@ -229,9 +221,9 @@ class BudgetSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_total_steps: int | None = Field(default=None, ge=1)
-    max_total_tokens: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_total_steps: int | None = spec_field("budget.max_total_steps", ge=1)
+    max_total_tokens: int | None = spec_field("budget.max_total_tokens", ge=1)
+    max_cost_usd: float | None = spec_field("budget.max_cost_usd", gt=0)
 
 
 class ExperimentSpec(BaseModel):
@@ -239,19 +231,16 @@ class ExperimentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "run"
+    name: str = spec_field("name", default="run")
     suites: list[SuiteSpec] = Field(min_length=1)
     agents: list[AgentSpec] = Field(min_length=1)
-    repeats: int = Field(default=1, ge=1, description="Attempts per task (for pass@k)")
-    max_steps: int | None = Field(default=None, ge=1, description="Per-episode step cap")
+    repeats: int = spec_field("repeats", ge=1)
+    max_steps: int | None = spec_field("max_steps", ge=1)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
-    executor: Literal["local", "ray"] = "local"
-    concurrency: int = Field(default=8, ge=1, description="Episodes in flight")
-    episode_timeout_s: float | None = Field(default=None, gt=0)
-    plugins: list[str] = Field(
-        default_factory=list,
-        description="Modules to import first (they register your own envs, agents, harnesses)",
-    )
+    executor: Literal["local", "ray"] = spec_field("executor")
+    concurrency: int = spec_field("concurrency", ge=1)
+    episode_timeout_s: float | None = spec_field("episode_timeout_s", gt=0)
+    plugins: list[str] = spec_field("plugins", default_factory=list)
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per 1M tokens by model name, on top of the built-in table",
