@@ -12,10 +12,9 @@ import gymnasium
 import pytest
 
 import exploreval
-from exploreval.runner import split_models
 from exploreval.core import list_envs
 from exploreval.models import SamplingParams
-from exploreval.runner import parse_seeds
+from exploreval.runner import parse_seeds, split_models
 
 GRID = "exploreval/GridDAG-v0"
 

@@ -142,7 +142,9 @@ def test_hostile_evidence_stays_text_in_the_report() -> None:
     }])  # fmt: skip
     (section,) = judge_sections([record], pd.DataFrame(), None, tables={"terminal_judge": judged})
     html = markdown_to_html(section.markdown)
-    assert "<img" not in html and "onerror=alert" not in html.replace("&lt;img src=x onerror=alert", "")
+    assert "<img" not in html and "onerror=alert" not in html.replace(
+        "&lt;img src=x onerror=alert", ""
+    )
     assert 'href="javascript' not in html and "forged" in html
     detail = [line for line in section.markdown.splitlines() if "alert" in line]
     assert len(detail) == 1  # the quote's newline and pipes did not make a second row
