@@ -9,7 +9,7 @@
 #   EXPLOREVAL_SKIP_APT=1  skip the apt step (no root, or you installed the packages yourself)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${1:-dev,local,ray,embeddings,textworld,inspect}"
+extras="${1:-dev,local,ray,embeddings,textworld,inspect,mem0,langmem,amem}"
 packages=(bubblewrap tmux util-linux python3-pytest jq git make openssl mmdebstrap slirp4netns chromium chromium-driver)
 
 missing=()

@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from exploreval.agents._llm import (
         LLMAgent,
     )
+    from exploreval.agents._memory import (
+        MEMORY_BACKENDS,
+        MemoryBackend,
+        MemoryLog,
+        make_memory,
+    )
     from exploreval.agents._registry import (
         AGENT_REGISTRY,
         HARNESS_REGISTRY,
@@ -60,6 +66,10 @@ _EXPORTS: dict[str, str] = {
     "HarnessEntry": "._registry",
     "HistoryPolicy": "._harness",
     "LLMAgent": "._llm",
+    "MEMORY_BACKENDS": "._memory",
+    "MemoryBackend": "._memory",
+    "MemoryLog": "._memory",
+    "make_memory": "._memory",
     "ParsedAction": "._harness",
     "ScriptedAgent": "._base",
     "Turn": "._harness",
@@ -76,6 +86,10 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "MEMORY_BACKENDS",
+    "MemoryBackend",
+    "MemoryLog",
+    "make_memory",
     "gbnf_choice",
     "gbnf_free_text",
     "gbnf_grammar",

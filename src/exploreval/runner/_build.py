@@ -32,8 +32,13 @@ def build_agent(spec: AgentSpec, family: str, client: ModelClient | None) -> Age
         params = params.model_copy(
             update={k: v for k, v in overrides.items() if getattr(params, k) is None}
         )
+    memory = None
+    if harness.history.mode == "memory":
+        from exploreval.agents import make_memory
+
+        memory = make_memory(harness.history.backend, client, params, harness.history.window)
     return LLMAgent(client, harness, params, name=spec.display_name,
-                    constrain=spec.constrain != "off")  # fmt: skip
+                    constrain=spec.constrain != "off", memory=memory)  # fmt: skip
 
 
 def check_api_keys(spec: ExperimentSpec) -> None:

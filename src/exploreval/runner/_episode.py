@@ -254,50 +254,54 @@ async def run_episode(
         reset_info=_jsonable(reset_info),
         ground_truth=env.ground_truth() if agent.privileged else None,
         max_steps=cap, env_options=dict(env_options or {}),
+        artifact_dir=str(env.artifact_dir) if env.artifact_dir is not None else None,
     )  # fmt: skip
-    await agent.reset(ctx, observation)
-    record = _open_record(agent, ctx, eid=eid, run_id=run_id, agent_label=agent_label,
-                          observation=observation, max_steps=cap, started=started)  # fmt: skip
-    play = _Play(observation=observation, info={**ctx.reset_info, "last_reward": 0.0})
-    fatal: ModelError | None = None
-    while not (play.terminated or play.truncated):
-        phase, task = env.phase, env.task_index
-        if limit is not None and play.acting >= limit and phase == TASK_PHASE:
-            play.truncated = True
-            break
-        play.info = {**play.info, "phase": phase, "task": task}
-        try:
-            decision = await agent.act(play.observation, play.info)
-        except (ModelRequestError, ModelError) as exc:
-            record.status, record.error = "error", f"step {play.t}: {exc}"
-            record.steps.append(_failed_step(play.t, phase, task, play.observation, exc))
-            fatal = exc if isinstance(exc, ModelError) else None  # run-level: re-raised below
-            break
-        action = decision.action if decision.valid else INVALID_ACTION
-        next_obs, reward, play.terminated, play.truncated, raw_info = await env.astep(action)
-        step_info = validate_info(env.info_model, _jsonable(raw_info),
-                                  f"{env_id} step {play.t} (episode {eid})")  # fmt: skip
-        if decision.usage is not None:
-            play.usage = play.usage + decision.usage
-        record.steps.append(
-            _to_step(
-                decision,
-                t=play.t,
-                phase=phase,
-                task=task,
-                observation=play.observation,
-                action=action,
-                outcome=(reward, play.terminated, play.truncated),
-                step_info=step_info,
-                prompt_sink=prompt_sink,
-            )  # fmt: skip
-        )
-        play.total_reward += reward
-        play.observation = next_obs
-        play.info = {**step_info, "last_reward": reward}
-        play.t += 1
-        play.acting += phase == TASK_PHASE
-    _close_record(record, env, play)
+    try:
+        await agent.reset(ctx, observation)
+        record = _open_record(agent, ctx, eid=eid, run_id=run_id, agent_label=agent_label,
+                              observation=observation, max_steps=cap, started=started)  # fmt: skip
+        play = _Play(observation=observation, info={**ctx.reset_info, "last_reward": 0.0})
+        fatal: ModelError | None = None
+        while not (play.terminated or play.truncated):
+            phase, task = env.phase, env.task_index
+            if limit is not None and play.acting >= limit and phase == TASK_PHASE:
+                play.truncated = True
+                break
+            play.info = {**play.info, "phase": phase, "task": task}
+            try:
+                decision = await agent.act(play.observation, play.info)
+            except (ModelRequestError, ModelError) as exc:
+                record.status, record.error = "error", f"step {play.t}: {exc}"
+                record.steps.append(_failed_step(play.t, phase, task, play.observation, exc))
+                fatal = exc if isinstance(exc, ModelError) else None  # run-level: re-raised below
+                break
+            action = decision.action if decision.valid else INVALID_ACTION
+            next_obs, reward, play.terminated, play.truncated, raw_info = await env.astep(action)
+            step_info = validate_info(env.info_model, _jsonable(raw_info),
+                                      f"{env_id} step {play.t} (episode {eid})")  # fmt: skip
+            if decision.usage is not None:
+                play.usage = play.usage + decision.usage
+            record.steps.append(
+                _to_step(
+                    decision,
+                    t=play.t,
+                    phase=phase,
+                    task=task,
+                    observation=play.observation,
+                    action=action,
+                    outcome=(reward, play.terminated, play.truncated),
+                    step_info=step_info,
+                    prompt_sink=prompt_sink,
+                )  # fmt: skip
+            )
+            play.total_reward += reward
+            play.observation = next_obs
+            play.info = {**step_info, "last_reward": reward}
+            play.t += 1
+            play.acting += phase == TASK_PHASE
+        _close_record(record, env, play)
+    finally:
+        await agent.finish()  # per-episode resources (a memory's store)
     if fatal is not None:
         fatal.record = record  # the runner stores it: the steps so far are kept
         raise fatal

@@ -41,6 +41,13 @@ def missing_requirements(
         for problem in cls.preflight(dict(options)):
             add(f"{env_id}: {problem}")
     for index, agent in enumerate(spec.agents):
+        if agent.kind == "llm":
+            from exploreval.agents import MEMORY_BACKENDS
+
+            backend = agent.history.partition(":")[0]
+            if backend in MEMORY_BACKENDS:
+                add(EXTRAS[MEMORY_BACKENDS[backend][0]].problem(f"--history {agent.history}"))
+                add(EXTRAS["embeddings"].problem(f"--history {agent.history}"))
         if not models or agent.kind != "llm" or agent.model is None:
             continue
         if agent.model.startswith("local:") and agent.base_url is None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exploreval.core import EpisodeRecord
 from exploreval.store import RunDir
@@ -36,6 +38,9 @@ def ci(k: int, n: int) -> str:
         return "-"
     low, high = wilson(k, n)
     return f"{k / n:.3f} [{low:.3f}, {high:.3f}]"
+
+
+BRACKET = re.compile(r" \[([0-9.]+), ([0-9.]+)\]")
 
 
 def pct(k: int, n: int) -> str:
@@ -82,8 +87,9 @@ def table(text: str, first_column: str) -> list[dict[str, str]]:
 def truth(records: list[EpisodeRecord]) -> dict[str, dict[str, Any]]:
     """Per agent name: tasks and answers as the env recorded them at run time."""
     out: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"tasks": [], "answers": [], "difficulty": defaultdict(lambda: [0, 0, 0, 0])}
-    )
+        lambda: {"tasks": [], "answers": [], "difficulty": defaultdict(lambda: [0, 0, 0, 0]),
+                 "worlds": {}}
+    )  # fmt: skip
     for r in records:
         mine = out[r.agent.name]
         harness = r.agent.config.get("harness") if r.agent.kind == "llm" else None
@@ -92,6 +98,7 @@ def truth(records: list[EpisodeRecord]) -> dict[str, dict[str, Any]]:
         answers = [s.info["quiz"] for s in r.steps if s.phase == "quiz"]
         mine["tasks"] += won
         mine["answers"] += answers
+        mine["worlds"][r.episode_id] = (sum(a["correct"] for a in answers), len(answers))
         cell = mine["difficulty"][r.preset]
         cell[0] += sum(won)
         cell[1] += len(won)
@@ -110,8 +117,9 @@ def test_table2_equals_the_run_time_scores(report: Path, records: list[EpisodeRe
     }
     assert set(rows) == set(expected)
     assert any(e["memory"] == "window:2" for e in expected.values())
+    bracketed = 0
     for agent, e in expected.items():
-        row = rows[agent]
+        row = {k: BRACKET.sub("", v) for k, v in rows[agent].items()}
         assert row["memory"] == e["memory"]
         assert row["TSR (tasks)"] == pct(sum(e["tasks"]), len(e["tasks"]))
         answers = e["answers"]
@@ -119,6 +127,17 @@ def test_table2_equals_the_run_time_scores(report: Path, records: list[EpisodeRe
             sel = [a for a in answers if a["qtype"] == qtype]
             assert row[short] == pct(sum(a["correct"] for a in sel), len(sel)), (agent, qtype)
         assert row["Tot."] == pct(sum(a["correct"] for a in answers), len(answers))
+        # the bootstrap interval over worlds: where two worlds were played, and inside the
+        # range of the per-world rates (a resample's pooled rate is a weighted mean of them)
+        worlds = e["worlds"]
+        match = BRACKET.search(rows[agent]["Tot."])
+        assert (match is not None) == (sum(1 for k, n in worlds.values() if n) >= 2), agent
+        if match:
+            bracketed += 1
+            low, high = float(match.group(1)), float(match.group(2))
+            per_world = [100 * k / n for k, n in worlds.values() if n]
+            assert min(per_world) - 1e-9 <= low <= high <= max(per_world) + 1e-9
+    assert bracketed >= 2
     # the pipeline check: the oracle is right on everything, the walkthrough wins every task
     assert rows["quiz-oracle"]["Tot."].startswith("100.0")
     assert rows["walkthrough"]["TSR (tasks)"].startswith("100.0")
@@ -279,3 +298,25 @@ def test_maps_draw_each_world_and_link_to_the_viewer(
         "quiz-oracle" in b.split("\n")[0] and "walkthrough" in b.split("\n")[0] for b in blocks
     )
     assert len(text) < 60_000
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(1, 30)), min_size=2, max_size=12),
+    st.integers(0, 10_000),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_bootstrap_over_worlds_stays_within_the_worlds_rates(
+    worlds: list[tuple[int, int]], seed: int
+) -> None:
+    from exploreval.suites.task2quiz._report import pooled_bootstrap
+
+    k = [min(a, b) for a, b in worlds]
+    n = [b for _, b in worlds]
+    bounds = pooled_bootstrap(k, n, reps=300, seed=seed)
+    assert bounds is not None
+    rates = [100 * a / b for a, b in zip(k, n, strict=True)]
+    assert min(rates) - 1e-9 <= bounds[0] <= bounds[1] <= max(rates) + 1e-9
+    assert pooled_bootstrap(k, n, reps=300, seed=seed) == bounds  # seeded: a stable report
+    same = pooled_bootstrap([k[0]] * len(k), [n[0]] * len(n), reps=300, seed=seed)
+    assert same is not None and same[0] == pytest.approx(same[1]) == pytest.approx(rates[0])
+    assert pooled_bootstrap(k[:1], n[:1]) is None  # one world: no interval

@@ -49,7 +49,7 @@ class BanditPromptHarness(Harness):
     ) -> None:
         super().__init__(history=history)
         self.lenient = option_bool(lenient, "harness option lenient")
-        if self.history.mode in ("summary", "retrieval"):
+        if self.history.mode in ("summary", "retrieval", "memory"):
             raise ValueError(
                 "bandit prompt designs pick raw (R) or summarised (S) history with the third "
                 "letter of the code; use history 'full', 'window:K' or 'none'"

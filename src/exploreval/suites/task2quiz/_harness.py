@@ -14,6 +14,10 @@ Memory (the ``--history`` policy) spans every task of the episode and is the qui
   current observation (plus the latest) when acting, the K most relevant to the question in the
   quiz.
 * ``none``: no memory (the quiz context is empty).
+* ``mem0``, ``langmem``, ``amem`` (``:K``): the paper's memory systems, each its own package
+  (``agents._memory``): every Stage-1 turn is stored in it, the K entries it recalls for the
+  current observation are shown under it, and in the quiz the K entries it recalls for the
+  question are the context.
 
 Quiz answers are never added to the memory: every question is answered from Stage 1 alone.
 """
@@ -153,6 +157,11 @@ class Task2QuizHarness(Harness):
             )
         elif self.history.mode == "none":
             parts.append("You only see the current observation.")
+        elif self.history.mode == "memory":
+            parts.append(
+                "Instead of the earlier turns you see what your memory recalls as relevant to "
+                "the current observation."
+            )
         return "\n\n".join(parts)
 
     def format_observation(self, observation: str, info: dict[str, Any]) -> str:
@@ -238,12 +247,27 @@ class Task2QuizHarness(Harness):
                 self.notes = str(data["memory"])
         self.remember(Turn(observation=self.format_observation(observation, info), reply=reply))
 
+    def memory_query(self, observation: str, info: dict[str, Any]) -> str:
+        """A memory system recalls for the question in the quiz, for the observation before."""
+        if info.get("phase") == "quiz" and info.get("question"):
+            return str(info["question"].get("text", ""))
+        return observation
+
+    def memory_turn(
+        self, observation: str, info: dict[str, Any], reply: str
+    ) -> tuple[str, str] | None:
+        if info.get("phase") == "quiz":
+            return None  # every question is answered from Stage 1 alone
+        return observation, reply
+
     # -- the quiz -----------------------------------------------------------------------------
     def quiz_context(self, question: str) -> str:
         """What the agent remembers of Stage 1, as the QA prompt's context."""
         mode = self.history.mode
         if mode == "none":
             return ""
+        if mode == "memory":  # what the memory system recalled for this question
+            return "\n".join(f"- {entry}" for entry in self.recalled)
         if mode == "summary":
             return self.notes
         if mode == "window":

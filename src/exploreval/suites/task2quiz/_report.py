@@ -290,6 +290,39 @@ def _cell(k: int, n: int) -> str:
     return f"{100 * k / n:.1f} ({n})" if n else "- (0)"
 
 
+#: Resamples of the worlds (episodes) behind Table 2's intervals; seeded, so a report is stable.
+BOOTSTRAP_REPS = 2000
+
+
+def pooled_bootstrap(
+    k: Sequence[int], n: Sequence[int], reps: int = BOOTSTRAP_REPS, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% percentile interval (in percent) of the pooled rate sum(k)/sum(n) when the episodes
+    (worlds) are resampled with replacement: the between-world variance the pooled Wilson
+    interval leaves out. None with fewer than two episodes that have any item."""
+    counts = np.asarray(k, dtype=float)
+    sizes = np.asarray(n, dtype=float)
+    keep = sizes > 0
+    counts, sizes = counts[keep], sizes[keep]
+    if len(sizes) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(sizes), size=(reps, len(sizes)))
+    rates = 100 * counts[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    low, high = np.percentile(rates, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _boot_cell(k: Sequence[int], n: Sequence[int]) -> str:
+    """``rate [low, high] (n)``: the pooled rate, its bootstrap-over-worlds interval, the count."""
+    total = int(sum(n))
+    if not total:
+        return "- (0)"
+    bounds = pooled_bootstrap(k, n)
+    interval = f" [{bounds[0]:.1f}, {bounds[1]:.1f}]" if bounds is not None else ""
+    return f"{100 * sum(k) / total:.1f}{interval} ({total})"
+
+
 def table2_section(eps: pd.DataFrame, questions: pd.DataFrame) -> ReportSection:
     """Table 2: per agent x memory, TSR and EUS per question type and overall, in percent."""
     overall = tsr_eus_overall(eps)
@@ -300,20 +333,27 @@ def table2_section(eps: pd.DataFrame, questions: pd.DataFrame) -> ReportSection:
             "memory": item["memory"],
             "difficulties": item["difficulties"],
             "episodes": item["episodes"],
-            "TSR (tasks)": _cell(int(item["tasks_won"]), int(item["tasks"])),
         }
+        played = eps[eps["agent"] == item["agent"]]
+        row["TSR (tasks)"] = _boot_cell(list(played["tasks_won"]), list(played["tasks"]))
         mine = questions[questions["agent"] == item["agent"]]
         for qtype in QTYPES:
             sel = mine[mine["qtype"] == qtype]
-            row[SHORT[qtype]] = _cell(int(sel["correct"].sum()), len(sel))
-        row["Tot."] = _cell(int(item["correct"]), int(item["questions"]))
+            by_episode = sel.groupby("episode_id")["correct"]
+            per = [(int(by_episode.sum().get(e, 0)), int(by_episode.size().get(e, 0)))
+                   for e in played["episode_id"]]  # fmt: skip
+            row[SHORT[qtype]] = _boot_cell([p[0] for p in per], [p[1] for p in per])
+        row["Tot."] = _boot_cell(list(played["correct"]), list(played["questions"]))
         rows.append(row)
     text = [
         "The paper's Table 2 for this run: task success rate and EUS per question type, in "
         "percent, with n in parentheses (tasks for TSR, questions otherwise); pooled over every "
         "task and every asked question of the agent's episodes (all difficulties it played). "
-        "Memory is the LLM harness's history policy (`-` for scripted agents). Intervals are in "
-        "the figures below.",
+        "In brackets, a 95% bootstrap interval over worlds (the agent's episodes resampled "
+        f"with replacement, {BOOTSTRAP_REPS} times, seeded), shown when the agent played two "
+        "worlds or more. Memory is the LLM harness's history policy (`-` for scripted agents; "
+        "`mem0`, `langmem`, `amem` are the paper's memory systems). Wilson intervals on the "
+        "pooled counts are in the figures below.",
         "",
         _md_table(pd.DataFrame(rows)),
     ]
