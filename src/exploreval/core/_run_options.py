@@ -110,8 +110,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "Harness option KEY=VALUE, JSON values", flags=("--harness-option",), repeatable=True,
        parse="key_values", spec_default=False),
     _o("history", "shape", "agents[llm].history", _LIST,
-       "What the model sees of earlier turns: full | none | window:K | summary | retrieval:K "
-       "(several: one LLM agent each)", repeatable=True),
+       "What the model sees of earlier turns: full | none | window:K | summary | retrieval:K, "
+       "or a memory system's recall: mem0 | langmem | amem (:K entries, default 5; docs/memory.md)"
+       " (several: one LLM agent each)", repeatable=True),
     _o("temperature", "setting", "agents[llm].sampling.temperature", _FLOAT,
        "Sampling temperature, 0-2 (default: the harness's or the server's)"),
     _o("top_p", "setting", "agents[llm].sampling.top_p", _FLOAT,

@@ -321,6 +321,26 @@
   }
 
   function panel(title, ...content) { return el("section", { class: "panel" }, el("h3", {}, title), ...content); }
+  // --history mem0 | langmem | amem: what the memory system recalled and stored this step, and
+  // what it cost (docs/memory.md). Text only (textContent), like every other panel.
+  function memoryPanel(m) {
+    if (!m) return null;
+    const list = (items, id) => items && items.length
+      ? el("ul", { id }, ...items.map((x) => el("li", {}, String(x))))
+      : el("p", { class: "muted", id }, "nothing");
+    const facts = kv([
+      ["model calls", `${m.model_calls} (${m.cached_calls} from the cache)`],
+      ["tokens", `${m.prompt_tokens} prompt, ${m.completion_tokens} completion`],
+      ["embeddings", `${m.embed_calls} (${m.embed_cached} from the cache)`],
+      ["time", `${m.seconds} s`],
+    ]);
+    return panel(`memory (${m.backend})`, el("div", { id: "memory" },
+      el("div", { class: "muted" }, "recalled (shown under the observation)"), list(m.recalled, "memory-recalled"),
+      el("div", { class: "muted" }, "stored after the reply"), list(m.stored, "memory-stored"),
+      facts,
+      m.errors && m.errors.length ? el("div", { id: "memory-errors" }, el("div", { class: "muted" }, "errors"), list(m.errors)) : null));
+  }
+
   function pre(text, id) { return el("pre", { id }, text === null || text === undefined ? "–" : String(text)); }
   function kv(pairs) {
     return el("table", { class: "kv" }, ...pairs.filter((p) => p).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, v instanceof Node ? v : fmt(v)))));
@@ -404,6 +424,7 @@
       panel("raw output", pre(s.raw_output, "raw-output")),
       s.reasoning ? panel("reasoning", pre(s.reasoning, "reasoning")) : null,
       panel("prompt as sent", prompt),
+      memoryPanel(s.agent_info && s.agent_info.memory),
       panel("info", el("details", {}, el("summary", {}, "env info and agent info"), pre(JSON.stringify({ info: s.info, agent_info: s.agent_info }, null, 1)))));
     parts.push(el("div", { class: "cols" }, left, right));
     show(...parts);
