@@ -55,6 +55,9 @@ MEMORY_BACKENDS: dict[str, tuple[str, str]] = {
 }
 #: Entries recalled per step unless ``--history NAME:K`` says otherwise.
 DEFAULT_RECALL = 5
+#: Most tokens of one memory call's reply (unless the agent's own cap is lower): a small model
+#: decoding an open-ended JSON array can otherwise write until its context is full.
+MEMORY_MAX_TOKENS = 1024
 
 
 @dataclass
@@ -137,7 +140,10 @@ class ModelBridge:
             m if isinstance(m, Message) else Message(role=m["role"], content=_text(m["content"]))
             for m in messages
         ]
-        update: dict[str, Any] = {}
+        cap = self.params.max_tokens
+        update: dict[str, Any] = {
+            "max_tokens": min(cap, MEMORY_MAX_TOKENS) if cap else MEMORY_MAX_TOKENS
+        }
         if json_schema is not None:
             update["constraint"] = Constraint(name="memory json", json_schema=json_schema)
         as_text = bool(tools) and not self.calls_tools
@@ -151,7 +157,7 @@ class ModelBridge:
         elif tools:
             update["tools"] = tools
             update["tool_choice"] = tool_choice
-        params = self.params.model_copy(update=update) if update else self.params
+        params = self.params.model_copy(update=update)
         with self._lock:  # the call's index in the episode: resumes replay the same order
             sample, self.calls = self.calls, self.calls + 1
         future = asyncio.run_coroutine_threadsafe(
