@@ -16,8 +16,12 @@ side effect of a test run.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,3 +180,22 @@ return out;
 def layout_problems(driver: Any, *, min_image_scale: float = 0.0) -> list[str]:
     """Text the current page cuts or draws over other text (see ``_LAYOUT_JS``)."""
     return list(driver.execute_script(_LAYOUT_JS, min_image_scale))
+
+
+@contextlib.contextmanager
+def served_viewer(*run_dirs: Path) -> Iterator[str]:
+    """``exploreval view RUN_DIR...`` on a free port for the block; yields its base URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from exploreval.cli import main; main()", "view",
+         *map(str, run_dirs), "--port", "0"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+    assert match, f"exploreval view printed no URL: {line!r}"
+    try:
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

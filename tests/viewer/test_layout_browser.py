@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from _browser import layout_problems, screenshot, wait
+from _browser import layout_problems, screenshot, served_viewer, wait
 from exploreval.store import RunDir
 
 pytestmark = pytest.mark.slow
@@ -55,19 +55,8 @@ def suite_runs(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.fixture(scope="module")
 def viewer(suite_runs: dict[str, Path]) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*CLI, "view", *map(str, suite_runs.values()), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", proc.stdout.readline())
-    assert match
-    try:
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served_viewer(*suite_runs.values()) as url:
+        yield url
 
 
 def _pages(run: Path) -> list[tuple[str, int]]:

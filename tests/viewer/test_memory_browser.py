@@ -6,7 +6,6 @@ what was stored and what it cost, as the record holds them."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
-from _browser import wait
+from _browser import served_viewer, wait
 from exploreval.store import RunDir
 
 pytestmark = pytest.mark.slow
@@ -50,17 +49,8 @@ def mem0_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(mem0_run: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*CLI, "view", str(mem0_run), "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", proc.stdout.readline())
-    assert match
-    try:
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served_viewer(mem0_run) as url:
+        yield url
 
 
 def test_the_step_page_shows_what_the_memory_recalled_stored_and_cost(

@@ -5,7 +5,6 @@ step into the quiz shows the question, the agent's answer and the reference the 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
-from _browser import wait
+from _browser import served_viewer, wait
 from exploreval.core import EpisodeRecord
 from exploreval.store import RunDir
 
@@ -41,18 +40,8 @@ def t2q_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(t2q_run: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*CLI, "view", str(t2q_run), "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-    assert match, f"exploreval view printed no URL: {line!r}"
-    try:
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served_viewer(t2q_run) as url:
+        yield url
 
 
 def text_of(browser: Any, selector: str) -> str:
