@@ -135,3 +135,46 @@ def tools_schema_options() -> list[dict[str, object]]:
     from exploreval.agents._memory import tools_as_json_schema
 
     return tools_as_json_schema(TOOLS, None)["anyOf"]  # type: ignore[no-any-return]
+
+
+class _Slow:
+    """A model that takes a minute to answer (a small local model writing a long reply)."""
+
+    model = "slow"
+
+    async def complete(self, messages, params, *, repeat, sample, scope):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        await asyncio.sleep(60)
+        raise AssertionError("never answered: the call was cancelled")
+
+
+def test_an_ended_episode_cancels_the_memory_call_in_flight_and_refuses_new_ones() -> None:
+    """A run cancelled by SIGTERM must not wait for a memory library still calling the model."""
+    import asyncio
+    import time
+
+    from exploreval.agents._memory import MemoryClosedError, ModelBridge
+    from exploreval.models import SamplingParams
+
+    async def go() -> tuple[float, BaseException | None]:
+        bridge = ModelBridge(_Slow(), SamplingParams(), asyncio.get_running_loop(),  # type: ignore[arg-type]
+                             scope="memory:x", repeat=0)  # fmt: skip
+        call = asyncio.ensure_future(
+            asyncio.to_thread(bridge.complete, [{"role": "user", "content": "hi"}])
+        )
+        await asyncio.sleep(0.2)  # the call is in flight
+        started = time.perf_counter()
+        bridge.cancel()
+        try:
+            await asyncio.wait_for(call, 5)
+            error: BaseException | None = None
+        except MemoryClosedError as exc:
+            error = exc
+        waited = time.perf_counter() - started
+        with pytest.raises(MemoryClosedError, match="episode ended"):
+            bridge.complete([{"role": "user", "content": "again"}])
+        return waited, error
+
+    waited, error = asyncio.run(go())
+    assert isinstance(error, MemoryClosedError) and waited < 2

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -89,6 +90,10 @@ class MemoryLog:
         }
 
 
+class MemoryClosedError(RuntimeError):
+    """A memory call after (or during) the end of its episode."""
+
+
 class ModelBridge:
     """The agent's async model client, callable from a memory library's synchronous code running
     on a worker thread: each call is submitted to the episode's event loop and waited for."""
@@ -110,6 +115,18 @@ class ModelBridge:
         self.calls = 0
         self.log = MemoryLog()
         self._lock = threading.Lock()
+        #: Calls in flight (their futures), cancelled when the episode ends: a cancelled run
+        #: must not wait for a memory library that goes on calling the model.
+        self._pending: set[concurrent.futures.Future[Completion]] = set()
+        self.closed = False
+
+    def cancel(self) -> None:
+        """The episode ended: calls in flight are cancelled and new ones refused."""
+        with self._lock:
+            self.closed = True
+            pending = list(self._pending)
+        for future in pending:
+            future.cancel()
 
     @property
     def model(self) -> str:
@@ -159,12 +176,23 @@ class ModelBridge:
             update["tool_choice"] = tool_choice
         params = self.params.model_copy(update=update)
         with self._lock:  # the call's index in the episode: resumes replay the same order
+            if self.closed:
+                raise MemoryClosedError("the episode ended; no more memory calls")
             sample, self.calls = self.calls, self.calls + 1
-        future = asyncio.run_coroutine_threadsafe(
-            self.client.complete(wire, params, repeat=self.repeat, sample=sample, scope=self.scope),
-            self.loop,
-        )
-        completion = future.result()
+            future = asyncio.run_coroutine_threadsafe(
+                self.client.complete(
+                    wire, params, repeat=self.repeat, sample=sample, scope=self.scope
+                ),
+                self.loop,
+            )
+            self._pending.add(future)
+        try:
+            completion = future.result()
+        except concurrent.futures.CancelledError:
+            raise MemoryClosedError("the episode ended while a memory call was in flight") from None
+        finally:
+            with self._lock:
+                self._pending.discard(future)
         if as_text:
             completion = completion.model_copy(
                 update={"tool_calls": tool_calls_from_text(completion.text)}
@@ -404,6 +432,8 @@ class MemoryBackend(abc.ABC):
         return log
 
     async def close(self) -> None:
+        if self.bridge is not None:
+            self.bridge.cancel()
         if self.embedder is not None:
             self.embedder.cache.close()
             self.embedder = None
