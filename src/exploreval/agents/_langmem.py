@@ -45,6 +45,7 @@ def chat_model(bridge: ModelBridge) -> Any:  # -> Any: a langchain BaseChatModel
         def _llm_type(self) -> str:
             return "exploreval"
 
+        # -> Any: a langchain Runnable (the model bound to the tools), an optional extra's type
         def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
             formatted = [convert_to_openai_tool(t) for t in tools]
             if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "required"):
@@ -100,6 +101,7 @@ class _EpisodeUuid:
     """``uuid`` as LangMem's module sees it: everything real except ``uuid4`` during an
     episode's memory operation."""
 
+    # -> Any: whatever the uuid module holds under that name
     def __getattr__(self, name: str) -> Any:
         return getattr(uuid, name)
 
