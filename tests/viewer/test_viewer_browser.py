@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from _browser import docs_screenshot, wait
+from _browser import docs_screenshot, served_viewer, wait
 from exploreval.core import EpisodeRecord
 from exploreval.store import RunDir
 
@@ -36,21 +36,8 @@ def records(run: Path) -> list[EpisodeRecord]:
 @pytest.fixture(scope="module")
 def served(runs: dict[str, Path]) -> Iterator[str]:
     """`exploreval view` on the grid run and the bandit run, as a user starts it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from exploreval.cli import main; main()", "view",
-         str(runs["grid"]), str(runs["mixed"]), str(runs["lake"]), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-    assert match, f"exploreval view printed no URL: {line!r}"
-    try:
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served_viewer(runs["grid"], runs["mixed"], runs["lake"]) as url:
+        yield url
 
 
 def rows(browser: Any) -> list[Any]:
