@@ -21,6 +21,7 @@ from exploreval.core._run_options import (
     RunOption,
 )
 from exploreval.runner._errors import SpecError
+from exploreval.runner._spec import repeated_items
 
 if TYPE_CHECKING:
     from exploreval.runner._spec import ExperimentSpec
@@ -61,7 +62,7 @@ def split_models(values: list[str], flag: str = "--model") -> list[str]:
     """``--model a --model b`` and ``--model a,b`` both mean two LLM agents (as inspect_ai);
     a name given twice is refused rather than silently run once."""
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    repeated = repeated_items(names)
     if repeated:
         raise ValueError(f"{flag} {', '.join(repeated)} given more than once")
     return names
@@ -70,7 +71,7 @@ def split_models(values: list[str], flag: str = "--model") -> list[str]:
 def refuse_repeats(flag: str, values: list[Any]) -> None:
     """A value given twice to a repeatable option would plan the same episodes twice (one copy
     silently dropped): refuse it, naming the option and the value."""
-    repeated = sorted({str(v) for v in values if isinstance(v, str) and values.count(v) > 1})
+    repeated = repeated_items([v for v in values if isinstance(v, str)])
     if repeated:
         raise ValueError(
             f"{flag} {', '.join(repeated)} given more than once: give each value once (the "
@@ -136,20 +137,6 @@ def set_target(data: dict[str, Any], option: RunOption, value: Any) -> int:
         else:
             holder[last] = value
     return len(holders)
-
-
-def get_target(data: Mapping[str, Any], target: str) -> list[Any]:
-    """Every value at a target in experiment data (a spec's ``model_dump``), for checks and tests."""
-    found: list[Any] = [data]
-    for part in target.split("."):
-        nxt: list[Any] = []
-        for holder in found:
-            if "[" in part:
-                nxt.extend(_selected(dict(holder), part))
-            elif isinstance(holder, Mapping) and part in holder:
-                nxt.append(holder[part])
-        found = nxt
-    return found
 
 
 def _skeleton(values: Mapping[str, Any], spell: Speller) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def parse_seeds(value: Any) -> list[int]:
     seeds = _parse_seeds(value)
     if len(seeds) > MAX_SEEDS:
         raise ValueError(f"{len(seeds)} seeds requested; at most {MAX_SEEDS} per spec")
-    repeated = _repeated(seeds)
+    repeated = repeated_items(seeds)
     if repeated:
         listed = ", ".join(str(s) for s in repeated)
         raise ValueError(
@@ -43,7 +43,7 @@ def parse_seeds(value: Any) -> list[int]:
     return seeds
 
 
-def _repeated(items: list[Any]) -> list[Any]:
+def repeated_items(items: list[Any]) -> list[Any]:
     """Items that occur more than once, in first-occurrence order."""
     seen: set[Any] = set()
     repeated: list[Any] = []
@@ -120,7 +120,7 @@ class SuiteSpec(BaseModel):
     @field_validator("presets")
     @classmethod
     def _presets_once(cls, value: list[str | None]) -> list[str | None]:
-        repeated = _repeated(value)
+        repeated = repeated_items(value)
         if repeated:
             raise ValueError(
                 f"preset {', '.join(str(p) for p in repeated)} listed more than once: "
