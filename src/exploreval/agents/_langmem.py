@@ -64,7 +64,7 @@ def chat_model(bridge: ModelBridge) -> Any:  # -> Any: a langchain BaseChatModel
             **kwargs: Any,
         ) -> ChatResult:
             wire = [
-                {"role": roles.get(m.type, "user"), "content": _content(m.content)}
+                {"role": roles.get(m.type, "user"), "content": m.content}  # text: the bridge's
                 for m in messages
             ]
             completion = self.bridge.complete(
@@ -81,14 +81,6 @@ def chat_model(bridge: ModelBridge) -> Any:  # -> Any: a langchain BaseChatModel
             return ChatResult(generations=[ChatGeneration(message=message)])
 
     return ExplorevalChatModel(bridge=bridge)
-
-
-def _content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
 
 
 #: The running memory operation's uuid4 (None: the real one).

@@ -249,8 +249,8 @@ def tool_calls_from_text(text: str) -> list[ToolCall]:
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # OpenAI content parts
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    if isinstance(content, list):  # OpenAI / LangChain content parts
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     return str(content)
 
 
