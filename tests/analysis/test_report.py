@@ -399,13 +399,13 @@ def test_scores_are_reused_only_for_the_same_log_and_metrics(
     run = RunDir(tmp_path / "run")
     first = score_run(run)
     calls: list[int] = []
-    real = _score.score_records
+    real = _score.score_streamed
 
     def counting(*args: object, **kwargs: object) -> _score.ScoreResult:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_score, "score_records", counting)
+    monkeypatch.setattr(_score, "score_streamed", counting)
     again = score_run(run)
     assert calls == []  # reused: same log bytes, same metrics
     pd.testing.assert_frame_equal(

@@ -12,7 +12,7 @@ import math
 import re
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,14 @@ from exploreval.analysis._score import ScoreResult, score_run
 from exploreval.analysis._stats import bootstrap_mean_ci
 from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.report import ReportSection, episode_link, report_plugins
-from exploreval.store import RunDir, RunManifest, describe_os_error, write_atomic
+from exploreval.store import (
+    LazyRecords,
+    RunColumns,
+    RunDir,
+    RunManifest,
+    describe_os_error,
+    write_atomic,
+)
 
 #: Columns of the results table that are identity, not metrics.
 IDENTITY_COLUMNS = frozenset(
@@ -319,27 +326,79 @@ def run_labels(runs: Sequence[tuple[RunManifest, Path]]) -> list[str]:
 
 def _label_collisions(results: list[tuple[RunManifest, ScoreResult]], labels: list[str]) -> None:
     """Relabel agents whose name occurs in several runs as ``name@<run label>`` (records and
-    rows); ``labels`` are distinct per run (``run_labels``), so two runs never merge."""
+    rows); ``labels`` are distinct per run (``run_labels``), so two runs never merge. The names
+    come from the rows, so no record is read; records are relabelled as they are made."""
     runs_of: dict[str, set[int]] = {}
     for index, (_, result) in enumerate(results):
-        for record in [*result.records, *result.errors]:
-            runs_of.setdefault(record.agent.name, set()).add(index)
+        for frame in (result.table, result.error_table):
+            if not frame.empty and "agent" in frame:
+                for name in set(frame["agent"].astype(str)):
+                    runs_of.setdefault(name, set()).add(index)
     clashing = {name for name, runs in runs_of.items() if len(runs) > 1}
     if not clashing:
         return
     for (_, result), tag in zip(results, labels, strict=True):
         rename = {name: f"{name}@{tag}" for name in clashing}
+        result.records = _renamed(result.records, rename)
+        result.errors = _renamed(result.errors, rename)
+        for frame in (result.table, result.error_table):
+            if not frame.empty and "agent" in frame:
+                frame["agent"] = frame["agent"].replace(rename)
 
-        def relabel(record: EpisodeRecord, rename: dict[str, str] = rename) -> EpisodeRecord:
-            if record.agent.name not in rename:
-                return record
-            agent = record.agent.model_copy(update={"name": rename[record.agent.name]})
-            return record.model_copy(update={"agent": agent})
 
-        result.records = [relabel(r) for r in result.records]
-        result.errors = [relabel(r) for r in result.errors]
-        if not result.table.empty:
-            result.table["agent"] = result.table["agent"].replace(rename)
+def _renamed(records: Sequence[EpisodeRecord], rename: dict[str, str]) -> Sequence[EpisodeRecord]:
+    if isinstance(records, LazyRecords):
+        return records.renamed(rename)
+
+    def relabel(record: EpisodeRecord) -> EpisodeRecord:
+        if record.agent.name not in rename:
+            return record
+        agent = record.agent.model_copy(update={"name": rename[record.agent.name]})
+        return record.model_copy(update={"agent": agent})
+
+    return [relabel(r) for r in records]
+
+
+class ChainedRecords(Sequence[EpisodeRecord]):
+    """Several runs' records as one sequence (each part a list or ``LazyRecords``)."""
+
+    def __init__(self, parts: Sequence[Sequence[EpisodeRecord]]) -> None:
+        self.parts = [p for p in parts if len(p)]
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        for part in self.parts:
+            yield from part
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        for part in self.parts:
+            if index < len(part):
+                return part[index]
+            index -= len(part)
+        raise IndexError(index)
+
+    def where(self, family: str) -> ChainedRecords:
+        """The records of one family; lazy parts are filtered without reading."""
+        return ChainedRecords(
+            [
+                p.where(family)
+                if isinstance(p, LazyRecords)
+                else [r for r in p if family == "*" or r.family == family]
+                for p in self.parts
+            ]
+        )
+
+    def clear(self) -> None:
+        for part in self.parts:
+            if hasattr(part, "clear"):
+                part.clear()
+        self.parts = []
 
 
 def _summary_with_links(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -365,8 +424,16 @@ def _summary_with_links(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFr
     return out
 
 
-def errors_section(errors: list[EpisodeRecord], records: list[EpisodeRecord]) -> ReportSection:
-    """Errored episodes (with their messages) and invalid actions with their reasons."""
+def errors_section(
+    errors: Sequence[EpisodeRecord],
+    records: Sequence[EpisodeRecord],
+    *,
+    invalid: tuple[Counter[tuple[str, str]], dict[tuple[str, str], tuple[str, str]]] | None = None,
+) -> ReportSection:
+    """Errored episodes (with their messages) and invalid actions with their reasons.
+
+    ``invalid``: the invalid-action counts and each one's first episode (run id, episode id),
+    read from the step columns (``_invalid_actions``); counted from ``records`` when absent."""
     lines: list[str] = []
     if errors:
         by_message = Counter((r.error or "").splitlines()[0][:160] for r in errors)
@@ -402,16 +469,11 @@ def errors_section(errors: list[EpisodeRecord], records: list[EpisodeRecord]) ->
             lines.append(f"\n_(first {MAX_ERROR_ROWS} of {len(errors)} listed)_")
     else:
         lines.append("No episode ended in an error.")
-    invalid: Counter[tuple[str, str]] = Counter()
-    example: dict[tuple[str, str], EpisodeRecord] = {}
-    for record in records:
-        for step in record.acting_steps:
-            if not step.valid:
-                key = (record.agent.name, (step.invalid_reason or "(no reason)")[:120])
-                invalid[key] += 1
-                example.setdefault(key, record)
+    if invalid is None:
+        invalid = _count_invalid(records)
+    counts, example = invalid
     lines.append("")
-    if invalid:
+    if counts:
         lines += [
             "Invalid actions by agent and reason (first episode with each):",
             "",
@@ -422,12 +484,9 @@ def errors_section(errors: list[EpisodeRecord], records: list[EpisodeRecord]) ->
                             "agent": agent,
                             "reason": reason,
                             "steps": count,
-                            "example": episode_link(
-                                example[(agent, reason)].run_id,
-                                example[(agent, reason)].episode_id,
-                            ),
+                            "example": episode_link(*example[(agent, reason)]),
                         }
-                        for (agent, reason), count in invalid.most_common(MAX_INVALID_ROWS)
+                        for (agent, reason), count in counts.most_common(MAX_INVALID_ROWS)
                     ]
                 )
             ),
@@ -435,6 +494,50 @@ def errors_section(errors: list[EpisodeRecord], records: list[EpisodeRecord]) ->
     else:
         lines.append("No invalid actions.")
     return ReportSection(title="Errors and invalid actions", markdown="\n".join(lines))
+
+
+def _count_invalid(
+    records: Sequence[EpisodeRecord],
+) -> tuple[Counter[tuple[str, str]], dict[tuple[str, str], tuple[str, str]]]:
+    counts: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, str]] = {}
+    for record in records:
+        for step in record.acting_steps:
+            if not step.valid:
+                key = (record.agent.name, (step.invalid_reason or "(no reason)")[:120])
+                counts[key] += 1
+                example.setdefault(key, (record.run_id, record.episode_id))
+    return counts, example
+
+
+def _invalid_actions(
+    runs: Sequence[RunDir], results: Sequence[tuple[RunManifest, ScoreResult]]
+) -> tuple[Counter[tuple[str, str]], dict[tuple[str, str], tuple[str, str]]] | None:
+    """Invalid actions by agent and reason, from the runs' step columns (one query per run, no
+    record read); None when a result's records are not a run's (``score_records``)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, str]] = {}
+    for run, (_, result) in zip(runs, results, strict=True):
+        if not isinstance(result.records, LazyRecords):
+            return None
+        rename = result.records.rename
+        con = RunColumns(run).connect()
+        try:
+            rows = con.sql(
+                "select e.agent, left(coalesce(s.invalid_reason, '(no reason)'), 120) as reason, "
+                "count(*) as n, arg_min(e.run_id, s.line) as run_id, "
+                "arg_min(e.episode_id, s.line) as episode_id "
+                "from steps s join episodes e using (episode_id, line) "
+                "where e.status = 'ok' and not s.valid and s.phase = 'task' "
+                "group by 1, 2"
+            ).fetchall()
+        finally:
+            con.close()
+        for agent, reason, n, run_id, episode_id in rows:
+            key = (rename.get(str(agent), str(agent)), str(reason))
+            counts[key] += int(n)
+            example.setdefault(key, (str(run_id or result.run_id), str(episode_id)))
+    return counts, example
 
 
 def _image_lines(section: ReportSection, out: Path) -> list[str]:
@@ -514,8 +617,7 @@ def build_report(
             return _build_report(run_list, results, out_dir, html)
         finally:
             for _, result in results:
-                result.records.clear()
-                result.errors.clear()
+                result.forget_records()
 
 
 def _build_report(
@@ -537,11 +639,11 @@ def _build_report(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise describe_os_error("create report directory", out, exc) from exc
-    records = [r for _, result in results for r in result.records]
-    errors = [r for _, result in results for r in result.errors]
+    records = ChainedRecords([result.records for _, result in results])
+    errors = ChainedRecords([result.errors for _, result in results])
     tables = [result.table for _, result in results if not result.table.empty]
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    error_rows = [result.all_rows().query("status != 'ok'") for _, result in results]
+    error_rows = [result.error_table for _, result in results if not result.error_table.empty]
     error_table = pd.concat(error_rows, ignore_index=True) if error_rows else pd.DataFrame()
     header = []
     for (manifest, result), run, label in zip(results, run_list, labels, strict=True):
@@ -583,7 +685,7 @@ def _build_report(
                 "\n\n" + markdown_table(metric_ci_table(part)),
             )
         )
-    sections.append(errors_section(errors, records))
+    sections.append(errors_section(errors, records, invalid=_invalid_actions(run_list, results)))
     # the run tables score computed (or stored) for exactly these records; with several runs
     # their agents may be relabelled, so sections compute what they need from the records
     run_tables = results[0][1].tables if len(results) == 1 else None
@@ -592,7 +694,7 @@ def _build_report(
         if family == "*":
             chosen, rows = records, table
         else:
-            chosen = [r for r in records if r.family == family]
+            chosen = records.where(family)
             rows = table[table["family"] == family] if not table.empty else table
         if not chosen:
             continue
@@ -623,10 +725,7 @@ def _build_report(
     if html:
         write_html(out / "index.html", title, header, sections, out)
     write_report_viewer(
-        [
-            (run, [*result.records, *result.errors])
-            for run, (_, result) in zip(run_list, results, strict=True)
-        ],
+        [(run, result) for run, (_, result) in zip(run_list, results, strict=True)],
         out,
         report_path,
     )
@@ -639,10 +738,12 @@ _VIEWER_LINK = re.compile(r"viewer/index\.html#/run/[^/\s)]+/episode/([^/\s)\"'#
 
 
 def write_report_viewer(
-    runs: Sequence[tuple[RunDir, Sequence[EpisodeRecord]]], out: Path, report_path: Path
+    runs: Sequence[tuple[RunDir, Sequence[EpisodeRecord]] | tuple[RunDir, ScoreResult]],
+    out: Path,
+    report_path: Path,
 ) -> Path:
-    """The static episode viewer in ``out/viewer/`` with the episodes the report links to (built
-    from the records already parsed: no second pass over a large log)."""
+    """The static episode viewer in ``out/viewer/`` with the episodes the report links to: only
+    those are read (found by their rows in the results, whose order is the records' order)."""
     from urllib.parse import unquote
 
     from exploreval.viewer import write_records_bundle
@@ -650,6 +751,23 @@ def write_report_viewer(
     text = report_path.read_text(encoding="utf-8")
     linked = {unquote(m) for m in _VIEWER_LINK.findall(text)}
     return write_records_bundle(
-        [(run.path, [r for r in records if r.episode_id in linked]) for run, records in runs],
+        [(run.path, _linked_records(given, linked)) for run, given in runs],
         out / "viewer",
     )
+
+
+def _linked_records(
+    given: Sequence[EpisodeRecord] | ScoreResult, linked: set[str]
+) -> list[EpisodeRecord]:
+    if not isinstance(given, ScoreResult):
+        return [r for r in given if r.episode_id in linked]
+    picked: list[EpisodeRecord] = []
+    for rows, records in ((given.table, given.records), (given.error_table, given.errors)):
+        if rows.empty or "episode_id" not in rows:
+            continue
+        if len(rows) != len(records):  # not row for row: read them all (small runs only)
+            picked += [r for r in records if r.episode_id in linked]
+            continue
+        positions = np.flatnonzero(rows["episode_id"].isin(linked).to_numpy())
+        picked += [records[int(i)] for i in positions]
+    return picked

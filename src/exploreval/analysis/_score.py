@@ -12,31 +12,49 @@ import pandas as pd
 
 from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
-from exploreval.store import LogIssue, RunDir, StoreError, describe_os_error
+from exploreval.store import (
+    LazyRecords,
+    LogIssue,
+    RunColumns,
+    RunDir,
+    StoreError,
+    describe_os_error,
+)
 
 
 @dataclass
 class ScoreResult:
-    """The results table, the run-level tables, and any unreadable log lines."""
+    """The results table, the run-level tables, and any unreadable log lines.
+
+    ``records`` and ``errors`` are the ``ok`` and errored episodes: from ``score_run`` they are
+    ``LazyRecords`` (read from the log one at a time when iterated; nothing is held), from
+    ``score_records`` the list it was given."""
 
     table: pd.DataFrame
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     issues: list[LogIssue] = field(default_factory=list)
-    records: list[EpisodeRecord] = field(default_factory=list)
+    records: Sequence[EpisodeRecord] = field(default_factory=list)
     #: Episodes whose latest record is an error (not scored; they are in results.parquet).
-    errors: list[EpisodeRecord] = field(default_factory=list)
+    errors: Sequence[EpisodeRecord] = field(default_factory=list)
     run_id: str = ""
     #: Non-fatal problems (e.g. the viewer index could not be updated).
     warnings: list[str] = field(default_factory=list)
+    #: One identity row per errored episode (``identity_row``).
+    error_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def forget_records(self) -> None:
+        """Drop the records (a list's objects, or the spans of ``LazyRecords``): see
+        ``build_report`` for why this matters before the garbage collector resumes."""
+        self.records = []
+        self.errors = []
 
     def all_rows(self) -> pd.DataFrame:
         """Scored rows plus one metadata row per errored episode (what results.parquet holds)."""
-        if not self.errors:
+        if self.error_table.empty:
             return self.table
-        failed = pd.DataFrame([identity_row(r, self.run_id) for r in self.errors])
-        return (
-            pd.concat([self.table, failed], ignore_index=True) if not self.table.empty else failed
-        )
+        if self.table.empty:
+            return self.error_table
+        return pd.concat([self.table, self.error_table], ignore_index=True)
 
 
 def _harness_config(record: EpisodeRecord) -> dict[str, Any]:
@@ -80,13 +98,16 @@ def results_table(records: Sequence[EpisodeRecord], run_id: str = "") -> pd.Data
 
 
 def score_records(records: Sequence[EpisodeRecord], run_id: str = "") -> ScoreResult:
+    """Score records held in memory (``score_run`` streams a run's log instead; same result)."""
     ok = [r for r in records if r.status == "ok"]
+    errors = [r for r in records if r.status != "ok"]
     return ScoreResult(
         table=results_table(ok, run_id),
         tables=run_metrics(ok) if ok else {},
         records=ok,
-        errors=[r for r in records if r.status != "ok"],
+        errors=errors,
         run_id=run_id,
+        error_table=pd.DataFrame([identity_row(r, run_id) for r in errors]),
     )
 
 
@@ -123,7 +144,7 @@ def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
 
 
 def _cached_result(
-    run: RunDir, stamp: dict[str, Any], records: list[EpisodeRecord], run_id: str
+    run: RunDir, stamp: dict[str, Any], latest: _Latest, run_id: str
 ) -> ScoreResult | None:
     """The stored results table and run tables when they were computed from exactly this log by
     exactly these metrics (``score_stamp``); None otherwise."""
@@ -143,16 +164,17 @@ def _cached_result(
         }
     except Exception:  # a torn or foreign file: it is only a cache, compute again
         return None
-    ok = [r for r in records if r.status == "ok"]
-    table = rows[rows["status"] == "ok"].reset_index(drop=True) if "status" in rows else rows
-    if len(table) != len(ok):
+    ok = rows["status"] == "ok" if "status" in rows else pd.Series(True, index=rows.index)
+    table = rows[ok].reset_index(drop=True)
+    if len(table) != len(latest.ok):
         return None
     return ScoreResult(
         table=table,
         tables=tables,
-        records=ok,
-        errors=[r for r in records if r.status != "ok"],
+        records=latest.ok,
+        errors=latest.errors,
         run_id=run_id,
+        error_table=rows[~ok].reset_index(drop=True),
     )
 
 
@@ -173,13 +195,12 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
 
     if not run.episodes_path.exists():
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
-    issues: list[LogIssue] = []
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
     stamp = score_stamp(run, run_id)
-    latest = run.latest_records(issues)
-    cached = _cached_result(run, stamp, list(latest.values()), run_id)
-    result = cached or score_records(list(latest.values()), run_id)
-    result.issues = issues
+    latest = latest_episodes(run)
+    cached = _cached_result(run, stamp, latest, run_id)
+    result = cached or score_streamed(run, latest, run_id)
+    result.issues = [*latest.issues, *result.issues]
     for name, table in _read_judged(run).items():
         result.tables.setdefault(name, table)
     if write and cached is None:
@@ -204,6 +225,175 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
         if problem:
             result.warnings.append(problem)
     return result
+
+
+@dataclass
+class _Latest:
+    """Each episode's latest record (the latest ``ok`` one if any), as spans of the log, in the
+    order the episodes first appear (``RunDir.latest_records``' order), from the run's columns."""
+
+    ok: LazyRecords
+    errors: LazyRecords
+    #: (offset, length, line) of every latest record, ok and errored, in that order.
+    spans: list[tuple[int, int, int]]
+    issues: list[LogIssue]
+
+
+def latest_episodes(run: RunDir) -> _Latest:
+    """Sync the run's columns and read which log spans hold each episode's latest record: one
+    small query over the episode table, no record parsed."""
+    columns = RunColumns(run)
+    columns.sync()
+    con = columns.connect()
+    rows = con.sql(
+        "select e.log_offset, e.log_length, e.line, e.family, e.status from episodes e "
+        "join (select episode_id, min(line) as first from all_episodes group by 1) f "
+        "using (episode_id) order by f.first"
+    ).fetchall()
+    con.close()
+    ok = [(int(o), int(n), str(f)) for o, n, _, f, s in rows if s == "ok"]
+    bad = [(int(o), int(n), str(f)) for o, n, _, f, s in rows if s != "ok"]
+    log = run.episodes_path
+    return _Latest(
+        ok=LazyRecords(log, [(o, n) for o, n, _ in ok], [f for _, _, f in ok]),
+        errors=LazyRecords(log, [(o, n) for o, n, _ in bad], [f for _, _, f in bad]),
+        spans=[(int(o), int(n), int(line)) for o, n, line, _, _ in rows],
+        issues=columns.issues(),
+    )
+
+
+#: Episodes per worker task: enough to amortise a task's overhead, few enough to balance.
+CHUNK_EPISODES = 1024
+#: Below this many episodes a run is scored in this process (workers cost ~1 s to start).
+PARALLEL_FROM = 4096
+WORKERS_ENV = "EXPLOREVAL_SCORE_WORKERS"
+
+
+def score_workers(n_episodes: int) -> int:
+    """Worker processes for a score: ``EXPLOREVAL_SCORE_WORKERS`` if set, else one per core
+    (at most 8) from ``PARALLEL_FROM`` episodes on, else none (this process)."""
+    import os
+
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    if text:
+        try:
+            return max(1, int(text))
+        except ValueError as exc:
+            raise ValueError(f"{WORKERS_ENV}={text!r}: expected a whole number of workers") from exc
+    if n_episodes < PARALLEL_FROM:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
+    """Score the latest records one at a time (in worker processes on a large run): each
+    record gives its results row and its run metrics' summaries (``RunPartials``) and is
+    dropped; the run tables are reduced from the summaries. Memory holds rows and summaries,
+    never the records (docs/records.md: who reads what)."""
+    from exploreval.metrics import RunPartials
+
+    chunks = [
+        latest.spans[i : i + CHUNK_EPISODES] for i in range(0, len(latest.spans), CHUNK_EPISODES)
+    ]
+    workers = score_workers(len(latest.spans))
+    log = str(run.episodes_path)
+    partials = RunPartials()
+    frames: list[pd.DataFrame] = []
+    error_frames: list[pd.DataFrame] = []
+    issues: list[LogIssue] = []
+
+    def take(part: _ChunkScore) -> None:
+        frames.append(part.rows)
+        error_frames.append(part.errors)
+        partials.extend(part.partials)
+        issues.extend(part.issues)
+
+    if workers <= 1 or len(chunks) <= 1:
+        for chunk in chunks:
+            take(score_chunk(log, chunk, run_id))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: the workers inherit every metric registered in this process (a plugin's, or
+        # one a script registered by hand); they run only Python, never DuckDB
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            for part in pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks)):
+                take(part)
+    table = _concat(frames)
+    legacy = {entry.key: latest.ok.where(entry.entry.family) for entry in partials.record_entries()}
+    return ScoreResult(
+        table=table,
+        tables=partials.tables(legacy) if len(latest.ok) else {},
+        issues=issues,
+        records=_valid_only(latest.ok, issues, latest),
+        errors=latest.errors,
+        run_id=run_id,
+        error_table=_concat(error_frames),
+    )
+
+
+def _valid_only(records: LazyRecords, issues: list[LogIssue], latest: _Latest) -> LazyRecords:
+    """``records`` without those that failed validation while scoring (reported in issues)."""
+    if not issues:
+        return records
+    failed = {i.line for i in issues}
+    by_offset = {o: line for o, _, line in latest.spans}
+    keep = [i for i, (o, _) in enumerate(records.spans) if by_offset.get(o) not in failed]
+    families = [records._families[i] for i in keep] if records._families is not None else None
+    return LazyRecords(records.log, [records.spans[i] for i in keep], families)
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+@dataclass
+class _ChunkScore:
+    rows: pd.DataFrame
+    errors: pd.DataFrame
+    partials: Any
+    issues: list[LogIssue]
+
+
+def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -> _ChunkScore:
+    """Score the records at ``spans`` (offset, length, line) of the log: one worker task."""
+    from pydantic import ValidationError
+
+    from exploreval.core import migrate_record
+    from exploreval.metrics import RunPartials
+    from exploreval.store import parse_log_line
+
+    rows: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    partials = RunPartials()
+    issues: list[LogIssue] = []
+    with gc_paused(), open(log, "rb") as fh:
+        for offset, length, line in spans:
+            fh.seek(offset)
+            data = parse_log_line(fh.read(length), line, issues)
+            if data is None:
+                continue
+            try:
+                record = EpisodeRecord.model_validate(migrate_record(data))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                issues.append(LogIssue(line, f"field {where!r}: {first['msg']}"))
+                continue
+            except ValueError as exc:
+                issues.append(LogIssue(line, str(exc)))
+                continue
+            if record.status == "ok":
+                rows.append(episode_row(record, run_id))
+                partials.add(record)
+            else:
+                errors.append(identity_row(record, run_id))
+    return _ChunkScore(pd.DataFrame(rows), pd.DataFrame(errors), partials, issues)
 
 
 #: Tables a model computed (``score --judge-model``), under ``tables/judged/``: kept apart from

@@ -454,8 +454,7 @@ def score_cmd(
             result.tables.update(judged)
             _print_judged(judged)
         episodes = len(result.records)
-        result.records.clear()
-        result.errors.clear()
+        result.forget_records()
     for issue in result.issues:
         console.print(
             f"[yellow]warning[/]: {escape(str(run_dir / 'episodes.jsonl'))} {escape(str(issue))} "

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
         EpisodeMetricFn,
         JudgedMetricFn,
         MetricEntry,
+        PartialFn,
         RunMetricFn,
+        RunPartials,
         Scalar,
         episode_metrics,
         judged_metrics,
@@ -83,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "Normalised": "._tide_state",
     "PROGRESS": "._hooks",
     "RunMetricFn": "._registry",
+    "RunPartials": "._registry",
+    "PartialFn": "._registry",
     "STATE_IDENTITIES": "._hooks",
     "Scalar": "._registry",
     "StateIdentity": "._tide_state",
@@ -107,8 +111,13 @@ def _register_cross_suite_metrics() -> None:
 
     register_episode_metrics("*", "basic", "exploreval.metrics._builtin:basic_metrics")
     register_episode_metrics("*", "tide", "exploreval.metrics._tide_records:tide_episode_metrics")
-    register_run_metrics("*", "tide", "exploreval.metrics._tide_records:tide_run_tables")
-    register_run_metrics("*", "pass_at_k", "exploreval.metrics._passk_runs:pass_at_k_tables")
+    tide, passk = "exploreval.metrics._tide_records", "exploreval.metrics._passk_runs"
+    register_run_metrics(
+        "*", "tide", f"{tide}:tide_tables_from_summaries", partial=f"{tide}:trajectory_summaries"
+    )
+    register_run_metrics(
+        "*", "pass_at_k", f"{passk}:pass_at_k_from_outcomes", partial=f"{passk}:outcome"
+    )
 
 
 _register_cross_suite_metrics()
@@ -137,6 +146,8 @@ __all__ = [
     "Normalised",
     "PROGRESS",
     "RunMetricFn",
+    "RunPartials",
+    "PartialFn",
     "STATE_IDENTITIES",
     "Scalar",
     "StateIdentity",

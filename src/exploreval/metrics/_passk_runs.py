@@ -31,6 +31,10 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+#: The row's example episode (its first unsolved one by seed and repeat, else its first).
+EXAMPLE_COLUMNS = ["example_run_id", "example_episode_id", "example_solved"]
+
+
 def record_condition(record: EpisodeRecord) -> str:
     """The episode's env options as ``key=value`` pairs (JSON values, sorted keys); ``default``
     when there are none."""
@@ -65,16 +69,44 @@ def row_key(record: EpisodeRecord) -> tuple[str, str, str, str, str]:
     )
 
 
+#: What pass@k keeps of one episode: (row key, seed, solved, repeat, run id, episode id), None
+#: for an errored episode.
+Outcome = tuple[tuple[str, str, str, str, str], int, bool, int, str, str] | None
+
+
+def outcome(record: EpisodeRecord) -> Outcome:
+    """The map side of pass@k (``exploreval.metrics.RunPartials``)."""
+    if record.status != "ok":
+        return None
+    return (
+        row_key(record), record.seed, bool(record.success), record.repeat, record.run_id,
+        record.episode_id,
+    )  # fmt: skip
+
+
 def pass_at_k_tables(
     records: Sequence[EpisodeRecord], *, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, pd.DataFrame]:
     """``{"pass_at_k": table}`` (see the module docstring), or ``{}`` when no task was repeated."""
+    return pass_at_k_from_outcomes([outcome(r) for r in records], n_boot=n_boot, seed=seed)
+
+
+def pass_at_k_from_outcomes(
+    outcomes: Sequence[Outcome], *, n_boot: int = 2000, seed: int = 0
+) -> dict[str, pd.DataFrame]:
+    """The reduce side: ``pass_at_k_tables`` from the episodes' ``outcome``s."""
     solved: dict[tuple[str, str, str, str, str], dict[int, list[bool]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for record in records:
-        if record.status == "ok":
-            solved[row_key(record)][record.seed].append(bool(record.success))
+    #: per row: its first unsolved episode by seed and repeat, else its first (the report's link)
+    example: dict[tuple[str, str, str, str, str], tuple[tuple[bool, int, int], str, str]] = {}
+    for item in outcomes:
+        if item is not None:
+            key, task_seed, success, repeat, run_id, episode_id = item
+            solved[key][task_seed].append(success)
+            rank = (success, task_seed, repeat)
+            if key not in example or rank < example[key][0]:
+                example[key] = (rank, run_id, episode_id)
     frames = []
     for key in sorted(solved):
         per_task = solved[key]
@@ -94,8 +126,11 @@ def pass_at_k_tables(
             n_attempts=int(n.sum()),
             attempts_min=int(n.min()),
             attempts_max=int(n.max()),
+            example_run_id=example[key][1],
+            example_episode_id=example[key][2],
+            example_solved=example[key][0][0],
         )
-        frames.append(table[COLUMNS])
+        frames.append(table[[*COLUMNS, *EXAMPLE_COLUMNS]])
     if not frames:
         return {}
     return {"pass_at_k": pd.concat(frames, ignore_index=True)}

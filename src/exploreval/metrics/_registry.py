@@ -5,6 +5,13 @@ table). Run metrics map all records of a run to named tables (pandas DataFrames)
 that only exist across episodes (AUV, suffix failures...). Both are pure: they read records (and
 the ground truth inside them) only.
 
+**Run metrics are map/reduce** so that a run of a million episodes is scored in bounded memory:
+a run metric registered with ``partial=`` maps each record to a small picklable summary (in the
+same streamed pass, in worker processes, that computes the episode rows) and its ``fn`` reduces
+the summaries of every record of its families to tables; no record outlives its own turn. A run
+metric without ``partial`` gets the records themselves (a third party's simple metric), which
+``exploreval score`` then streams to it in one more pass over the log (docs/records.md).
+
 Where a metric goes: if it is defined for the records of every suite (it reads only what every
 record has: steps, phases, validity, success, usage, the generic ``StepInfo`` fields), it lives in
 ``exploreval.metrics`` and registers for family ``"*"``; if it reads a suite's ground truth or its
@@ -13,7 +20,7 @@ typed step info, it lives in that suite and registers for the suite's families.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,6 +35,8 @@ if TYPE_CHECKING:
 Scalar = float | int | bool | str | None
 EpisodeMetricFn = Callable[["EpisodeRecord"], dict[str, Scalar]]
 RunMetricFn = Callable[[Sequence["EpisodeRecord"]], "dict[str, pd.DataFrame]"]
+#: ``partial(record)``: the small, picklable summary of one record a map/reduce run metric keeps.
+PartialFn = Callable[["EpisodeRecord"], Any]
 #: ``await fn(records, client)``: tables from a model's judgement of each record (the client is
 #: any ``exploreval.models.ModelClient``; its response cache makes a re-run free).
 JudgedMetricFn = Callable[[Sequence["EpisodeRecord"], Any], Awaitable["dict[str, pd.DataFrame]"]]
@@ -42,6 +51,8 @@ class MetricEntry:
     kind: Literal["episode", "run", "judged"]
     fn: Any
     suite: str = ""
+    #: Run metrics only: ``record -> summary`` (picklable); ``fn`` then reduces summaries.
+    partial: Any = None
 
     def applies_to(self, family: str) -> bool:
         return self.family in ("*", family)
@@ -60,11 +71,17 @@ def register_episode_metrics(family: str, name: str, fn: EpisodeMetricFn | str) 
     )
 
 
-def register_run_metrics(family: str, name: str, fn: RunMetricFn | str) -> None:
-    """Register run-level tables for records of ``family`` (``"*"`` = every family)."""
+def register_run_metrics(
+    family: str, name: str, fn: RunMetricFn | str | Any, *, partial: PartialFn | str | None = None
+) -> None:
+    """Register run-level tables for records of ``family`` (``"*"`` = every family).
+
+    With ``partial``, ``partial(record)`` is a small picklable summary of one record and
+    ``fn(summaries)`` makes the tables from the summaries of every ``ok`` record of ``family``,
+    in log order (module docstring: map/reduce, bounded memory); without it ``fn(records)``."""
     METRIC_REGISTRY.register(
         f"run:{family}:{name}",
-        MetricEntry(name, family, "run", fn, current_plugin()),
+        MetricEntry(name, family, "run", fn, current_plugin(), partial),
         replace=True,
     )
 
@@ -112,16 +129,82 @@ def episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
 
 
 def run_metrics(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
-    """All applicable run-level tables, keyed ``<table name>``."""
-    families = {r.family for r in records}
-    tables: dict[str, pd.DataFrame] = {}
-    for entry in _entries("run"):
-        if entry.family == "*":
-            subset: Sequence[EpisodeRecord] = records
-        elif entry.family in families:
-            subset = [r for r in records if r.family == entry.family]
-        else:
-            continue
-        if subset:
-            tables.update(resolve(entry.fn)(subset))
-    return tables
+    """All applicable run-level tables, keyed ``<table name>`` (records held in memory; the
+    streamed path of ``exploreval score`` is ``RunPartials``, and gives the same tables)."""
+    partials = RunPartials()
+    for record in records:
+        partials.add(record)
+    legacy = {
+        entry.key: [r for r in records if entry.applies_to(r.family)]
+        for entry in partials.record_entries()
+    }
+    return partials.tables(legacy)
+
+
+def run_entries() -> list[MetricEntry]:
+    return _entries("run")
+
+
+@dataclass
+class _RunEntry:
+    entry: MetricEntry
+
+    @property
+    def key(self) -> str:
+        return f"{self.entry.family}:{self.entry.name}"
+
+    def applies_to(self, family: str) -> bool:
+        return self.entry.applies_to(family)
+
+
+class RunPartials:
+    """The map side of the run metrics, one record at a time: each map/reduce run metric's
+    summary of every record of its families, kept in log order. Picklable, and mergeable
+    (``extend``) so worker processes each map a share of the log. ``tables`` reduces."""
+
+    def __init__(self) -> None:
+        self.summaries: dict[str, list[Any]] = {}
+        self.families: set[str] = set()
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.families.add(record.family)
+        for entry in _entries("run"):
+            if entry.partial is None or not entry.applies_to(record.family):
+                continue
+            key = f"{entry.family}:{entry.name}"
+            try:
+                summary = resolve(entry.partial)(record)
+            except Exception as exc:  # a broken metric must name itself, not kill scoring
+                raise RuntimeError(
+                    f"run metric {entry.name!r} failed on episode {record.episode_id}: {exc}"
+                ) from exc
+            self.summaries.setdefault(key, []).append(summary)
+
+    def extend(self, other: RunPartials) -> None:
+        self.families |= other.families
+        for key, values in other.summaries.items():
+            self.summaries.setdefault(key, []).extend(values)
+
+    def record_entries(self) -> list[_RunEntry]:
+        """Run metrics without ``partial`` that apply to a family seen: they need the records."""
+        return [
+            _RunEntry(e)
+            for e in _entries("run")
+            if e.partial is None and (e.family == "*" or e.family in self.families)
+        ]
+
+    def tables(
+        self, records: Mapping[str, Sequence[EpisodeRecord]] | None = None
+    ) -> dict[str, pd.DataFrame]:
+        """Reduce: every applicable table. ``records``: for each ``record_entries`` key, the
+        records (or a stream of them) that metric is given."""
+        tables: dict[str, pd.DataFrame] = {}
+        for entry in _entries("run"):
+            key = f"{entry.family}:{entry.name}"
+            if entry.partial is not None:
+                values = self.summaries.get(key)
+                if values:
+                    tables.update(resolve(entry.fn)(values))
+            elif records is not None and key in records and len(records[key]):
+                tables.update(resolve(entry.fn)(records[key]))
+        return tables

@@ -29,7 +29,7 @@ from exploreval.metrics._tide_auv import (
 from exploreval.metrics._tide_loops import LoopStats, Trajectory, loop_stats
 from exploreval.metrics._tide_memory import RecallResult, recall_distances
 from exploreval.metrics._tide_state import DEFAULT_IDENTITY, StateIdentity
-from exploreval.metrics._tide_tmax import record_budget, resolve_t_max
+from exploreval.metrics._tide_tmax import record_budget, resolve_t_max, resolve_t_max_from
 
 TMaxOverride = int | Mapping[str, int] | None
 
@@ -295,11 +295,107 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
 
 
 # -- run-level tables -------------------------------------------------------------------------------
+@dataclass(slots=True)
+class TrajectorySummary:
+    """What TIDE's run tables keep of one task trajectory (the map side of the run metric): a few
+    scalars, the progress trace and the recall distances, not the record (``RunPartials``)."""
+
+    family: str
+    env_id: str
+    preset: str
+    condition: str
+    agent: str
+    base_label: str
+    base_key: str
+    history: str
+    task: str
+    repeat: int
+    steps: int
+    budget: int | None
+    solved: int | None
+    #: Progress after each step, or None when the episode reports none.
+    progress: np.ndarray | None
+    loops: LoopStats | None
+    #: Action verb -> loop steps of that verb (Table 3's Click Ratio).
+    loop_verbs: dict[str, int]
+    recalls: tuple[int, ...]
+
+    def progress_or_success(self) -> np.ndarray:
+        """``progress_or_success`` of the record this summarises."""
+        if self.progress is not None:
+            return self.progress
+        out = np.zeros(self.steps, dtype=np.float64)
+        if self.solved is not None:
+            out = np.concatenate(
+                [np.zeros(max(self.solved - 1, 0)), np.ones(max(self.steps - self.solved + 1, 1))]
+            )
+        return out
+
+
+def summarise_trajectory(
+    record: EpisodeRecord, identity: StateIdentity | None = None
+) -> TrajectorySummary:
+    """One trajectory (a task view, or a whole record) as TIDE's run tables need it."""
+    from sys import intern
+
+    from exploreval.metrics._condition import condition_label
+
+    label, key = agent_base(record)
+    loops = record_loops(record, identity)
+    verbs: dict[str, int] = defaultdict(int)
+    if loops is not None and loops.loop_steps:
+        for step, looped in zip(record.steps, record_loop_mask(record, identity), strict=True):
+            if looped:
+                verbs[action_verb(step.action)] += 1
+    trace = progress_trace(record)
+    return TrajectorySummary(
+        family=intern(record.family),
+        env_id=intern(record.env_id),
+        preset=intern(_preset(record)),
+        condition=intern(condition_label(record)),
+        agent=intern(record.agent.name),
+        base_label=intern(label),
+        base_key=intern(key),
+        history=intern(history_of(record)),
+        task=task_of(record),
+        repeat=record.repeat,
+        steps=len(record.steps),
+        budget=record_budget(record),
+        solved=solved_at(record),
+        progress=None if trace is None else np.asarray(trace, dtype=np.float64),
+        loops=loops,
+        loop_verbs=dict(verbs),
+        recalls=tuple(e.distance for e in record_recall(record).events),
+    )
+
+
+def trajectory_summaries(record: EpisodeRecord) -> list[TrajectorySummary]:
+    """The map side of TIDE's run metric: one summary per task trajectory of an ``ok`` episode
+    TIDE counts (evaluation phases left out), none otherwise."""
+    if record.status != "ok" or tide_excluded(record) is not None:
+        return []
+    return [summarise_trajectory(view) for view in views_of(record)]
+
+
+TrajectoryLike = EpisodeRecord | TrajectorySummary
+
+
+def as_summaries(
+    items: Sequence[TrajectoryLike], identity: StateIdentity | None = None
+) -> list[TrajectorySummary]:
+    """Records (each one trajectory, as given) or summaries, as summaries."""
+    return [
+        item if isinstance(item, TrajectorySummary) else summarise_trajectory(item, identity)
+        for item in items
+        if isinstance(item, TrajectorySummary) or item.status == "ok"
+    ]
+
+
 @dataclass
 class Condition:
-    """Records of one env x preset x condition x agent (x history) cell. ``condition`` is the
-    env-options label (``exploreval.metrics.condition_label``; ``-`` without options): episodes
-    of different env options are never pooled."""
+    """Trajectories of one env x preset x condition x agent (x history) cell. ``condition`` is
+    the env-options label (``exploreval.metrics.condition_label``; ``-`` without options):
+    episodes of different env options are never pooled."""
 
     env_id: str
     preset: str
@@ -307,38 +403,36 @@ class Condition:
     base_label: str
     base_key: str
     history: str
-    records: list[EpisodeRecord]
+    records: list[TrajectorySummary]
     condition: str = "-"
 
 
-def group_conditions(records: Sequence[EpisodeRecord]) -> list[Condition]:
-    from exploreval.metrics._condition import condition_label
-
+def group_conditions(
+    items: Sequence[TrajectoryLike], identity: StateIdentity | None = None
+) -> list[Condition]:
     groups: dict[tuple[str, str, str, str], Condition] = {}
-    for record in records:
-        if record.status != "ok":
-            continue
-        preset = record.preset if record.preset is not None else "-"
-        label, key = agent_base(record)
-        history = history_of(record)
-        condition = condition_label(record)
-        cell = (record.env_id, preset, condition, record.agent.name)
+    for item in as_summaries(items, identity):
+        cell = (item.env_id, item.preset, item.condition, item.agent)
         if cell not in groups:
             groups[cell] = Condition(
-                record.env_id, preset, record.agent.name, label, key, history, [], condition
-            )
-        groups[cell].records.append(record)
+                item.env_id, item.preset, item.agent, item.base_label, item.base_key,
+                item.history, [], item.condition,
+            )  # fmt: skip
+        groups[cell].records.append(item)
     return sorted(groups.values(), key=lambda c: (c.env_id, c.preset, c.condition, c.agent))
 
 
 def env_t_max(
-    records: Sequence[EpisodeRecord], override: TMaxOverride = None
+    records: Sequence[TrajectoryLike], override: TMaxOverride = None
 ) -> dict[str, tuple[int, str]]:
     """One t_max per env id over all its records (so every agent's AUV shares a window)."""
-    by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for record in records:
-        by_env[record.env_id].append(record)
-    return {env: resolve_t_max(env, recs, override) for env, recs in by_env.items()}
+    by_env: dict[str, list[TrajectorySummary]] = defaultdict(list)
+    for item in as_summaries(records):
+        by_env[item.env_id].append(item)
+    return {
+        env: resolve_t_max_from(env, (s.budget for s in items), (s.steps for s in items), override)
+        for env, items in by_env.items()
+    }
 
 
 #: Window sources that are one fixed number per environment (the paper's table, a registration,
@@ -348,7 +442,7 @@ FIXED_SOURCES = frozenset({"override", "EXPLOREVAL_TIDE_T_MAX", "registered", "p
 
 
 class Windows:
-    """t_max of every record, so that the run tables and the per-episode ``tide_auv`` agree.
+    """t_max of every trajectory, so that the run tables and the per-episode ``tide_auv`` agree.
 
     * A fixed window (override, ``EXPLOREVAL_TIDE_T_MAX``, ``register_t_max``, the paper's table)
       is the same for every episode of the environment, as in the paper.
@@ -360,28 +454,32 @@ class Windows:
     * No budget known: the longest episode of the env x preset.
     """
 
-    def __init__(self, records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> None:
-        groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
-        for record in records:
-            groups[(record.env_id, _preset(record))].append(record)
-        self._group = {key: resolve_t_max(key[0], recs, override) for key, recs in groups.items()}
-        self._own: dict[int, int] = {}
-        for record in records:
-            t_max, source = self._group[(record.env_id, _preset(record))]
-            if source == "episode budget":
-                own = record_budget(record)
-                self._own[id(record)] = own if own is not None else t_max
-        self._records = records  # keeps the ids above valid
+    def __init__(self, items: Sequence[TrajectoryLike], override: TMaxOverride = None) -> None:
+        groups: dict[tuple[str, str], list[TrajectorySummary]] = defaultdict(list)
+        for item in as_summaries(items):
+            groups[(item.env_id, item.preset)].append(item)
+        self._group = {
+            key: resolve_t_max_from(
+                key[0], (s.budget for s in group), (s.steps for s in group), override
+            )
+            for key, group in groups.items()
+        }
 
-    def of(self, record: EpisodeRecord) -> int:
-        t_max, _ = self._group[(record.env_id, _preset(record))]
-        return self._own.get(id(record), t_max)
+    def _key(self, item: TrajectoryLike) -> tuple[str, str]:
+        return (item.env_id, _preset(item) if isinstance(item, EpisodeRecord) else item.preset)
 
-    def source(self, record: EpisodeRecord) -> str:
-        return self._group[(record.env_id, _preset(record))][1]
+    def of(self, item: TrajectoryLike) -> int:
+        t_max, source = self._group[self._key(item)]
+        if source == "episode budget":
+            own = record_budget(item) if isinstance(item, EpisodeRecord) else item.budget
+            return own if own is not None else t_max
+        return t_max
 
-    def of_all(self, records: Sequence[EpisodeRecord]) -> list[int]:
-        return [self.of(r) for r in records]
+    def source(self, item: TrajectoryLike) -> str:
+        return self._group[self._key(item)][1]
+
+    def of_all(self, items: Sequence[TrajectoryLike]) -> list[int]:
+        return [self.of(r) for r in items]
 
 
 def _preset(record: EpisodeRecord) -> str:
@@ -415,8 +513,15 @@ def _pooled_loop_ratio(stats: Sequence[LoopStats | None]) -> float | None:
     return sum(s.loop_steps for s in known) / total if total else None
 
 
+def _condition_progress(items: Sequence[TrajectorySummary]) -> list[np.ndarray] | None:
+    """Progress traces of a condition, or None when no episode of it reports progress."""
+    if all(s.progress is None for s in items):
+        return None
+    return [s.progress_or_success() for s in items]
+
+
 def summary_table(
-    records: Sequence[EpisodeRecord],
+    records: Sequence[TrajectoryLike],
     override: TMaxOverride = None,
     identity: StateIdentity | None = None,
 ) -> pd.DataFrame:
@@ -424,17 +529,18 @@ def summary_table(
 
     ``t_max`` is the largest window of the condition and ``t_max_min`` the smallest (they differ
     when episodes have their own budgets, see ``Windows``)."""
-    windows = Windows(records, override)
+    items = as_summaries(records, identity)
+    windows = Windows(items, override)
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(records):
+    for cond in group_conditions(items):
         t_maxes = windows.of_all(cond.records)
         source = windows.source(cond.records[0])
-        turns = [solved_at(r) for r in cond.records]
+        turns = [s.solved for s in cond.records]
         scores = scores_with_windows(turns, t_maxes)
-        ci = bootstrap_mean_ci(scores, groups=[task_of(r) for r in cond.records])
-        traces = condition_progress(cond.records)
-        recalls = [d for r in cond.records for d in (e.distance for e in record_recall(r).events)]
-        episode_loops = [record_loops(r, identity) for r in cond.records]
+        ci = bootstrap_mean_ci(scores, groups=[s.task for s in cond.records])
+        traces = _condition_progress(cond.records)
+        recalls = [d for s in cond.records for d in s.recalls]
+        episode_loops = [s.loops for s in cond.records]
         looped = [None if stats is None else stats.loop_steps > 0 for stats in episode_loops]
         with_loops = [float(z) for z, flag in zip(scores, looped, strict=True) if flag is True]
         without_loops = [float(z) for z, flag in zip(scores, looped, strict=True) if flag is False]
@@ -456,7 +562,7 @@ def summary_table(
                 "auv": ci.estimate,
                 "auv_ci_low": ci.low,
                 "auv_ci_high": ci.high,
-                "progress_auv": float(np.mean(progress_scores_with_windows(traces, t_maxes)))
+                "progress_auv": float(np.mean(progress_scores_with_windows(traces, t_maxes)))  # type: ignore[arg-type]
                 if traces is not None
                 else None,
                 "loop_ratio": _pooled_loop_ratio(episode_loops),
@@ -479,20 +585,19 @@ def action_verb(action: str) -> str:
 
 
 def loop_actions_table(
-    records: Sequence[EpisodeRecord], identity: StateIdentity | None = None
+    records: Sequence[TrajectoryLike], identity: StateIdentity | None = None
 ) -> pd.DataFrame:
     """Which kinds of action the loop steps are (Table 3's Click Ratio, for any action verb)."""
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(records):
+    for cond in group_conditions(records, identity):
         counts: dict[str, int] = defaultdict(int)
-        for record in cond.records:
-            if not observations_recorded(record):
+        for item in cond.records:
+            if item.loops is None:  # no observations recorded
                 continue
-            for step, looped in zip(record.steps, record_loop_mask(record, identity), strict=True):
-                if looped:
-                    counts[action_verb(step.action)] += 1
+            for verb, count in item.loop_verbs.items():
+                counts[verb] += count
         total = sum(counts.values())
-        for verb, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        for verb, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])):
             rows.append(
                 {
                     "env_id": cond.env_id,
@@ -512,7 +617,7 @@ FRACTION_POINTS = 101
 
 
 def _fraction_curves(
-    turns: Sequence[int | None], t_maxes: Sequence[int], traces: list[list[float]] | None
+    turns: Sequence[int | None], t_maxes: Sequence[int], traces: Sequence[np.ndarray] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """P(u) on u = t / t_max in [0, 1] when episodes have different windows: the mean of the
     per-task trapezoid curves clip(u * t_max - (s - 1), 0, 1), whose area is exactly the AUV."""
@@ -531,18 +636,19 @@ def _fraction_curves(
     return u, success, np.mean(rows, axis=0)
 
 
-def curves_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
+def curves_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """Long table of cumulative success curves P_t (and progress curves where reported).
 
     ``x`` is what a figure plots them against: the turn t (``x_unit = "turn"``) when every episode
     of the condition has the same window, else the fraction of each episode's own budget
     (``x_unit = "budget fraction"``, 101 points; see ``_fraction_curves``)."""
-    windows = Windows(records, override)
+    items = as_summaries(records)
+    windows = Windows(items, override)
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(records):
+    for cond in group_conditions(items):
         t_maxes = windows.of_all(cond.records)
-        turns = [solved_at(r) for r in cond.records]
-        traces = condition_progress(cond.records)
+        turns = [s.solved for s in cond.records]
+        traces = _condition_progress(cond.records)
         base = {
             "env_id": cond.env_id,
             "preset": cond.preset,
@@ -552,7 +658,7 @@ def curves_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None
         if len(set(t_maxes)) == 1:
             t_max = t_maxes[0]
             curve = success_curve(turns, t_max)
-            progress = progress_curve(traces, t_max) if traces is not None else None
+            progress = progress_curve(traces, t_max) if traces is not None else None  # type: ignore[arg-type]
             for t, value in enumerate(curve):
                 rows.append(
                     {
@@ -581,23 +687,23 @@ def curves_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None
 
 
 def _scores_by_task(
-    records: Sequence[EpisodeRecord], t_max: int | Sequence[int]
+    items: Sequence[TrajectorySummary], t_max: int | Sequence[int]
 ) -> dict[str, float]:
     """Per-task AUV; the episodes of one task (repeats, or attempts an import does not number) are
     averaged, so none is dropped and the bootstrap resamples tasks, not correlated attempts.
-    ``t_max``: one window, or one per record."""
-    turns = [solved_at(r) for r in records]
-    windows = [t_max] * len(records) if isinstance(t_max, int) else list(t_max)
+    ``t_max``: one window, or one per trajectory."""
+    turns = [s.solved for s in items]
+    windows = [t_max] * len(items) if isinstance(t_max, int) else list(t_max)
     scores = scores_with_windows(turns, windows)
     by_task: dict[str, list[float]] = defaultdict(list)
-    for record, score in zip(records, scores, strict=True):
-        by_task[task_of(record)].append(float(score))
+    for item, score in zip(items, scores, strict=True):
+        by_task[item.task].append(float(score))
     return {key: float(np.mean(values)) for key, values in by_task.items()}
 
 
 def memory_index_row(
-    with_records: Sequence[EpisodeRecord],
-    without_records: Sequence[EpisodeRecord],
+    with_records: Sequence[TrajectoryLike],
+    without_records: Sequence[TrajectoryLike],
     t_max: int | Windows,
     *,
     n_boot: int = 2000,
@@ -605,12 +711,13 @@ def memory_index_row(
 ) -> dict[str, Any]:
     """MI = AUV(with memory) - AUV(without memory), paired over common tasks when there are any.
     ``t_max``: one window for every episode, or the ``Windows`` of the run."""
+    left, right = as_summaries(with_records), as_summaries(without_records)
     if isinstance(t_max, Windows):
-        a = _scores_by_task(with_records, t_max.of_all(with_records))
-        b = _scores_by_task(without_records, t_max.of_all(without_records))
+        a = _scores_by_task(left, t_max.of_all(left))
+        b = _scores_by_task(right, t_max.of_all(right))
     else:
-        a = _scores_by_task(with_records, t_max)
-        b = _scores_by_task(without_records, t_max)
+        a = _scores_by_task(left, t_max)
+        b = _scores_by_task(right, t_max)
     common = sorted(set(a) & set(b))
     if common:
         ci: BootstrapCI = paired_difference_ci(
@@ -644,11 +751,12 @@ def memory_index_row(
     }
 
 
-def memory_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
+def memory_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """Memory Index within a run: agents identical except history ``full`` vs ``none``."""
-    windows = Windows(records, override)
+    items = as_summaries(records)
+    windows = Windows(items, override)
     cells: dict[tuple[str, str, str, str], dict[str, Condition]] = defaultdict(dict)
-    for cond in group_conditions(records):
+    for cond in group_conditions(items):
         cells[(cond.env_id, cond.preset, cond.condition, cond.base_key)][cond.history] = cond
     rows: list[dict[str, Any]] = []
     for (env_id, preset, condition, _), by_history in sorted(cells.items()):
@@ -671,17 +779,16 @@ def memory_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None
     return pd.DataFrame(rows)
 
 
-def window_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
+def window_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """AUV against the history window size (none = 0, window:K = K, full = inf): Figure 5."""
-    windows = Windows(records, override)
+    items = as_summaries(records)
+    windows = Windows(items, override)
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(records):
+    for cond in group_conditions(items):
         size = window_size(cond.history)
         if size is None:
             continue
-        scores = scores_with_windows(
-            [solved_at(r) for r in cond.records], windows.of_all(cond.records)
-        )
+        scores = scores_with_windows([s.solved for s in cond.records], windows.of_all(cond.records))
         rows.append(
             {
                 "env_id": cond.env_id,
@@ -726,73 +833,80 @@ def tide_run_tables(
     override: TMaxOverride = None,
     identity: StateIdentity | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """All TIDE run tables (registered as run metrics for every family)."""
-    # Each task of a multi-task episode is one trajectory; evaluation phases are left out.
-    ok = [
-        view
+    """All TIDE run tables from records (each task of a multi-task episode is one trajectory;
+    evaluation phases are left out). ``exploreval score`` computes the same tables from the
+    records' ``trajectory_summaries`` (``tide_tables_from_summaries``) without holding them."""
+    items = [
+        summarise_trajectory(view, identity)
         for r in records
         if r.status == "ok" and tide_excluded(r) is None
         for view in views_of(r)
     ]
-    if not ok:
+    return _tables(items, override)
+
+
+def tide_tables_from_summaries(
+    summaries: Sequence[Sequence[TrajectorySummary]], override: TMaxOverride = None
+) -> dict[str, pd.DataFrame]:
+    """The reduce side of TIDE's run metric: the tables from every episode's summaries."""
+    return _tables([item for episode in summaries for item in episode], override)
+
+
+def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str, pd.DataFrame]:
+    if not items:
         return {}
     tables = {
-        "tide_summary": summary_table(ok, override, identity),
-        "tide_curves": curves_table(ok, override),
+        "tide_summary": summary_table(items, override),
+        "tide_curves": curves_table(items, override),
     }
-    loop_actions = loop_actions_table(ok, identity)
-    if not loop_actions.empty:
-        tables["tide_loop_actions"] = loop_actions
-    memory = memory_table(ok, override)
-    if not memory.empty:
-        tables["tide_memory"] = memory
-    window = window_table(ok, override)
-    if not window.empty:
-        tables["tide_window"] = window
-    points = points_table(records, override)
-    if not points.empty:
-        tables["tide_points"] = points
+    for name, table in (
+        ("tide_loop_actions", loop_actions_table(items)),
+        ("tide_memory", memory_table(items, override)),
+        ("tide_window", window_table(items, override)),
+        ("tide_points", points_table(items, override)),
+    ):
+        if not table.empty:
+            tables[name] = table
     return tables
 
 
-def points_table(records: Sequence[EpisodeRecord], override: TMaxOverride = None) -> pd.DataFrame:
+def points_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """One row per task trajectory with steps (each task of a multi-task episode, evaluation
     phases left out, as every TIDE table counts them): its Loop Ratio and AUV, for the report's
-    LR-vs-AUV scatter (the paper's Figure 6). Stored with the run tables, and computed on the
-    same task views as the per-episode columns (their loop detection is reused), so that a report
-    does not detect every episode's loops again. ``family`` lets a report keep its families."""
-    from exploreval.metrics._condition import condition_label
-
-    kept = [
-        view
-        for r in records
-        if r.status == "ok" and tide_excluded(r) is None
-        for view in views_of(r)
+    LR-vs-AUV scatter (the paper's Figure 6). Stored with the run tables, so that a report does
+    not detect every episode's loops again. ``family`` lets a report keep its families. Records
+    given are expanded into their task views (summaries are views already)."""
+    items = [
+        item
+        for record in records
+        for item in (
+            [record] if isinstance(record, TrajectorySummary) else trajectory_summaries(record)
+        )
     ]
-    windows = Windows(kept, override)
+    windows = Windows(items, override)
     points: list[dict[str, Any]] = []
-    for record in kept:
-        stats = record_loops(record)
+    for item in items:
+        stats = item.loops
         if stats is None or stats.steps == 0:
             continue
         points.append(
             {
-                "family": record.family,
-                "env_id": record.env_id,
-                "preset": _preset(record),
-                "condition": condition_label(record),
-                "agent": record.agent.name,
-                "task": task_key(record),
+                "family": item.family,
+                "env_id": item.env_id,
+                "preset": item.preset,
+                "condition": item.condition,
+                "agent": item.agent,
+                "task": f"{item.task}#{item.repeat}",
                 "loop_ratio": stats.ratio,
-                "auv": float(task_auv([solved_at(record)], windows.of(record))[0]),
+                "auv": float(task_auv([item.solved], windows.of(item))[0]),
             }
         )
     return pd.DataFrame(points)
 
 
 def memory_index_between(
-    with_records: Sequence[EpisodeRecord],
-    without_records: Sequence[EpisodeRecord],
+    with_records: Sequence[TrajectoryLike],
+    without_records: Sequence[TrajectoryLike],
     override: TMaxOverride = None,
 ) -> pd.DataFrame:
     """Memory Index across two runs (the 'with memory' run and the 'without memory' run).
@@ -800,9 +914,10 @@ def memory_index_between(
     Agents are matched by their identity without the history policy; when an env has exactly one
     agent on each side they are matched regardless (two separately configured runs).
     """
-    windows = Windows([*with_records, *without_records], override)
-    left = group_conditions(with_records)
-    right = group_conditions(without_records)
+    left_items, right_items = as_summaries(with_records), as_summaries(without_records)
+    windows = Windows([*left_items, *right_items], override)
+    left = group_conditions(left_items)
+    right = group_conditions(right_items)
     rows: list[dict[str, Any]] = []
     for cond in left:
         cell = (cond.env_id, cond.preset, cond.condition)

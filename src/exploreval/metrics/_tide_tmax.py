@@ -20,7 +20,7 @@ Names match the env id's name without namespace and version (``exploreval/Frozen
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from exploreval.core import EpisodeRecord
 from exploreval.metrics._hooks import (
@@ -98,6 +98,22 @@ def resolve_t_max(
     override: int | Mapping[str, int] | None = None,
 ) -> tuple[int, str]:
     """t_max for the records of one environment, and where it came from (for the report)."""
+    return resolve_t_max_from(
+        env_id,
+        (record_budget(r) for r in records),
+        (len(r.steps) for r in records),
+        override,
+    )
+
+
+def resolve_t_max_from(
+    env_id: str,
+    budgets: Iterable[int | None],
+    lengths: Iterable[int],
+    override: int | Mapping[str, int] | None = None,
+) -> tuple[int, str]:
+    """``resolve_t_max`` from the episodes' own budgets and lengths (what a run metric keeps of
+    each record, so the windows are resolved without holding the records)."""
     if isinstance(override, int) and not isinstance(override, bool):
         if override < 1:
             raise ValueError(f"t_max must be >= 1, got {override}")
@@ -118,8 +134,8 @@ def resolve_t_max(
     found = _lookup({k.lower(): v for k, v in PAPER_T_MAX.items()}, env_id)
     if found is not None:
         return found, "paper"
-    budgets = [b for b in (record_budget(r) for r in records) if b is not None]
-    if budgets:
-        return max(budgets), "episode budget"
-    longest = max((len(r.steps) for r in records), default=0)
+    known = [b for b in budgets if b is not None]
+    if known:
+        return max(known), "episode budget"
+    longest = max(lengths, default=0)
     return max(longest, 1), "longest episode"

@@ -12,7 +12,7 @@ interaction@k beside it) says so with :func:`own_pass_at_k`; its records are lef
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from exploreval.report._registry import ReportSection
 
 TABLES = "exploreval.metrics._passk_runs:pass_at_k_tables"
+#: Kept in sync with ``exploreval.metrics._passk_runs.EXAMPLE_COLUMNS`` (report does not import
+#: metrics internals at import time).
+EXAMPLE_COLUMNS = ("example_run_id", "example_episode_id", "example_solved")
 ROW_KEY = "exploreval.metrics._passk_runs:row_key"
 #: Panels drawn at most (one per env id x preset); the table lists every row.
 MAX_PANELS = 12
@@ -142,7 +145,7 @@ def figure_pass_at_k(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def _examples(records: Sequence[EpisodeRecord]) -> dict[tuple[str, ...], str]:
+def _examples(records: Iterable[EpisodeRecord]) -> dict[tuple[str, ...], str]:
     """A viewer link per row key to the row's first unsolved episode (else its first), by seed
     and repeat (one pass over the records: a large run has thousands of rows)."""
     from exploreval.report._links import episode_link
@@ -161,6 +164,20 @@ def _examples(records: Sequence[EpisodeRecord]) -> dict[tuple[str, ...], str]:
     }
 
 
+def _examples_from(table: pd.DataFrame) -> dict[tuple[str, ...], str]:
+    """The rows' example links, as ``pass_at_k_tables`` chose them."""
+    from exploreval.report._links import episode_link
+
+    out: dict[tuple[str, ...], str] = {}
+    keys = ["agent", "family", "env_id", "preset", "condition"]
+    for row in table.drop_duplicates(keys).itertuples(index=False):
+        key = tuple(str(getattr(row, k)) for k in keys)
+        out[key] = episode_link(str(row.example_run_id), str(row.example_episode_id)) + (
+            " (solved)" if bool(row.example_solved) else " (unsolved)"
+        )
+    return out
+
+
 def pass_at_k_report(
     records: Sequence[EpisodeRecord],
     rows: pd.DataFrame,
@@ -174,19 +191,26 @@ def pass_at_k_report(
     used instead of computing it again."""
     from exploreval.report._registry import ReportSection
 
-    skipped = sorted({r.family for r in records if reports_own_pass_at_k(r.family)})
-    kept = [r for r in records if r.status == "ok" and not reports_own_pass_at_k(r.family)]
-    if not kept:
+    # which families are here: from the rows (one per ok record, in the records' order), so a
+    # report of stored tables reads no record
+    families = set(rows["family"]) if "family" in rows else {r.family for r in records}
+    skipped = sorted(f for f in families if reports_own_pass_at_k(f))
+    kept_families = {f for f in families if not reports_own_pass_at_k(f)}
+    if not kept_families:
         return []
     if tables is not None:
         table = tables.get("pass_at_k")
         if table is not None:
-            table = table[table["family"].isin({r.family for r in kept})]
+            table = table[table["family"].isin(kept_families)]
     else:
+        kept = [r for r in records if r.status == "ok" and r.family in kept_families]
         table = resolve(TABLES)(kept).get("pass_at_k")
     if table is None or table.empty:
         return []
-    examples = _examples(kept)
+    if set(EXAMPLE_COLUMNS) <= set(table):
+        examples = _examples_from(table)
+    else:  # tables stored before they named their examples
+        examples = _examples(r for r in records if r.status == "ok" and r.family in kept_families)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "pass_at_k.png"
     fig = figure_pass_at_k(table)

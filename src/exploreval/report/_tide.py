@@ -394,20 +394,38 @@ def tide_report(
     from exploreval.report import ReportSection
     from exploreval.report._registry import tide_curves_apply
 
-    records = [r for r in records if tide_curves_apply(r.family)]
-    excluded = [r for r in records if r.status == "ok" and tide_excluded(r) is not None]
-    records = [r for r in records if tide_excluded(r) is None]
-    if tables is not None and "tide_summary" in tables:
-        tables = _own_rows(tables, {r.env_id for r in records}, {r.family for r in records})
+    if tables is not None and "tide_summary" in tables and {"family", "env_id"} <= set(rows):
+        # the stored tables, and from the rows which families and envs are drawn and which
+        # episodes TIDE left out: no record is read
+        drawn = rows[[tide_curves_apply(str(f)) for f in rows["family"]]]
+        out_of_tide = (
+            drawn["tide_excluded"].notna()
+            if "tide_excluded" in drawn
+            else pd.Series(False, index=drawn.index)
+        )
+        excluded_count = int(out_of_tide.sum())
+        reasons = (
+            sorted({str(v) for v in drawn.loc[out_of_tide, "tide_excluded"]})
+            if excluded_count
+            else []
+        )
+        kept_rows = drawn[~out_of_tide]
+        tables = _own_rows(tables, set(kept_rows["env_id"]), set(kept_rows["family"]))
+        any_kept = not kept_rows.empty
     else:
+        records = [r for r in records if tide_curves_apply(r.family)]
+        left_out = [str(tide_excluded(r)) for r in records if r.status == "ok" and tide_excluded(r)]
+        excluded_count, reasons = len(left_out), sorted(set(left_out))
+        records = [r for r in records if tide_excluded(r) is None]
         tables = tide_run_tables(records) if records else {}
-    if not records or "tide_summary" not in tables:
-        if not excluded:
+        any_kept = bool(records)
+    if not any_kept or "tide_summary" not in tables:
+        if not excluded_count:
             return []
         return [
             ReportSection(
                 title="TIDE: AUV, Loop Ratio, Memory Index",
-                markdown=f"_All {len(excluded)} episode(s) are left out of TIDE: no agent steps "
+                markdown=f"_All {excluded_count} episode(s) are left out of TIDE: no agent steps "
                 "visible (an installed agent ran inside its launch command; docs/tide.md)._",
             )
         ]
@@ -418,7 +436,11 @@ def tide_report(
         plot_success_curves(tables["tide_curves"], summary, out_dir / "tide_success_curves.png")
     ]
     # stored by score; a run scored before points were stored gets them computed here
-    points = tables["tide_points"] if "tide_points" in tables else points_table(records)
+    points = (
+        tables["tide_points"]
+        if "tide_points" in tables
+        else points_table([r for r in records if tide_curves_apply(r.family)])
+    )
     if "condition" in summary and set(summary["condition"]) == {"-"}:
         constant = [*constant, "condition"]  # no env options anywhere: nothing to show
     #: the columns that tell rows apart in the TIDE tables below
@@ -444,11 +466,10 @@ def tide_report(
     ]
     for column in (c for c in constant if c != "condition"):
         parts += ["", f"_`{column}` is {_fmt(summary[column].iloc[0])} on every row (omitted)._"]
-    if excluded:
-        reasons = sorted({str(tide_excluded(r)) for r in excluded})
+    if excluded_count:
         parts += [
             "",
-            f"_{len(excluded)} episode(s) left out of TIDE ({'; '.join(reasons)}: an installed "
+            f"_{excluded_count} episode(s) left out of TIDE ({'; '.join(reasons)}: an installed "
             "agent ran inside its launch command, so no agent step was recorded; see "
             "docs/tide.md)._",
         ]

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     )
     from exploreval.store._columns import (
         COLUMNS_SCHEMA_VERSION,
+        LazyRecords,
         RunColumns,
         SyncStats,
         open_columns,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         RunManifest,
         RunStatus,
         list_runs,
+        parse_log_line,
         unique_tmp,
         write_atomic,
     )
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "COLUMNS_SCHEMA_VERSION": "._columns",
     "RunColumns": "._columns",
+    "LazyRecords": "._columns",
     "SyncStats": "._columns",
     "open_columns": "._columns",
     "BLOBS": "._run",
@@ -60,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "ImportSummary": "._import_common",
     "LogImportError": "._import_common",
     "LogIssue": "._run",
+    "parse_log_line": "._run",
     "MANIFEST": "._run",
     "PromptBatch": "._blobs",
     "RESULTS": "._run",
@@ -84,6 +88,7 @@ __all__ = [
     "RunColumns",
     "SyncStats",
     "open_columns",
+    "LazyRecords",
     "BLOBS",
     "BlobStore",
     "CACHE",
@@ -92,6 +97,7 @@ __all__ = [
     "ImportSummary",
     "LogImportError",
     "LogIssue",
+    "parse_log_line",
     "MANIFEST",
     "PromptBatch",
     "RESULTS",

@@ -57,10 +57,13 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-#: Bump when the tables' columns change: tables of another version are rebuilt from the log.
-COLUMNS_SCHEMA_VERSION = 1
+#: Bump when the tables' columns (or ``_state.json``) change: tables of another version are
+#: rebuilt from the log on first use (version 2: the state keeps the unreadable lines).
+COLUMNS_SCHEMA_VERSION = 2
 COLUMNS = "columns"
 STATE = "_state.json"
+#: Unreadable lines kept in ``_state.json`` (every one is counted).
+MAX_STORED_ISSUES = 1000
 #: Episodes per part (and per Arrow batch in memory): bounds a sync's memory.
 PART_EPISODES = 2048
 #: ...or steps per part, whichever comes first.
@@ -322,6 +325,7 @@ class RunColumns:
             self._reset()
             state = {"offset": 0, "line": 0}
         offset, line = int(state["offset"]), int(state["line"])
+        known_issues: list[dict[str, Any]] = list(state.get("issues", []))
         if offset == size:
             return stats
         self.episodes_dir.mkdir(parents=True, exist_ok=True)
@@ -345,20 +349,34 @@ class RunColumns:
                     batch.add(data, line, start, len(raw), run_id)
                 if batch.n_episodes >= part_episodes or batch.n_steps >= PART_STEPS:
                     self._flush(batch, stats)
-                    self._write_state(self._new_state(log, position, line))
+                    self._write_state(
+                        self._new_state(log, position, line, known_issues + _dicts(stats.issues))
+                    )
                     batch = _Batch(position)
             if batch.n_episodes or position != offset:
                 self._flush(batch, stats)
-                self._write_state(self._new_state(log, position, line))
+                self._write_state(
+                    self._new_state(log, position, line, known_issues + _dicts(stats.issues))
+                )
         return stats
 
     @staticmethod
-    def _new_state(log: Path, offset: int, line: int) -> dict[str, Any]:
+    def _new_state(
+        log: Path, offset: int, line: int, issues: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         length = min(offset, _HEAD)
         return {
             "schema_version": COLUMNS_SCHEMA_VERSION, "offset": offset, "line": line,
             "head_length": length, "head": _head_hash(log, length),
+            "issues": issues[:MAX_STORED_ISSUES], "issue_count": len(issues),
         }  # fmt: skip
+
+    def issues(self) -> list[LogIssue]:
+        """Lines of the log that could not be put in the tables (not JSON, not an episode
+        record, a newer schema), as every sync so far found them (the first
+        ``MAX_STORED_ISSUES``)."""
+        state = self._state() or {}
+        return [LogIssue(int(i["line"]), str(i["message"])) for i in state.get("issues", [])]
 
     def _drop_parts_from(self, offset: int) -> None:
         for sub in (self.episodes_dir, self.steps_dir):
@@ -420,6 +438,99 @@ class RunColumns:
         if data is None:
             raise StoreError(f"{self.run.episodes_path}: no record at byte {offset}")
         return EpisodeRecord.model_validate(data)
+
+
+def _dicts(issues: list[LogIssue]) -> list[dict[str, Any]]:
+    return [{"line": i.line, "message": i.message} for i in issues]
+
+
+class LazyRecords(Sequence[EpisodeRecord]):
+    """Episode records that stay in the log until used: a ``Sequence`` of the records at some
+    byte spans of ``episodes.jsonl``, each parsed and validated when iterated or indexed and
+    dropped after. What ``score`` hands report sections and run metrics that want records, so
+    that a million-episode run never has a million records in memory at once.
+
+    ``families`` (one per span) lets ``where`` keep a family without reading; ``rename`` maps
+    agent names as the records are made (a report of several runs relabels clashing agents)."""
+
+    def __init__(
+        self,
+        log: Path,
+        spans: Sequence[tuple[int, int]],
+        families: Sequence[str] | None = None,
+        rename: dict[str, str] | None = None,
+    ) -> None:
+        self.log = Path(log)
+        self._spans = list(spans)
+        self._families = list(families) if families is not None else None
+        self._rename = dict(rename or {})
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __bool__(self) -> bool:
+        return bool(self._spans)
+
+    def _make(self, raw: bytes, offset: int) -> EpisodeRecord:
+        data = _parse(raw, 0, None)
+        if data is None:
+            raise StoreError(f"{self.log}: no episode record at byte {offset}")
+        record = EpisodeRecord.model_validate(data)
+        if record.agent.name in self._rename:
+            agent = record.agent.model_copy(update={"name": self._rename[record.agent.name]})
+            record = record.model_copy(update={"agent": agent})
+        return record
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        if not self._spans:
+            return
+        with open(self.log, "rb") as fh:
+            for offset, length in list(self._spans):
+                fh.seek(offset)
+                yield self._make(fh.read(length), offset)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            fams = self._families[index] if self._families is not None else None
+            return LazyRecords(self.log, self._spans[index], fams, self._rename)
+        offset, length = self._spans[index]
+        with open(self.log, "rb") as fh:
+            fh.seek(offset)
+            return self._make(fh.read(length), offset)
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        return list(self._spans)
+
+    @property
+    def rename(self) -> dict[str, str]:
+        """Agent names changed as records are made (``renamed``)."""
+        return dict(self._rename)
+
+    def families(self) -> set[str]:
+        if self._families is not None:
+            return set(self._families)
+        return {r.family for r in self}
+
+    def where(self, family: str) -> LazyRecords:
+        """The records of one family (``"*"``: all), without reading any."""
+        if family == "*":
+            return self
+        if self._families is None:
+            raise ValueError("these records were made without their families")
+        keep = [i for i, f in enumerate(self._families) if f == family]
+        return LazyRecords(
+            self.log, [self._spans[i] for i in keep], [family] * len(keep), self._rename
+        )
+
+    def renamed(self, rename: dict[str, str]) -> LazyRecords:
+        return LazyRecords(self.log, self._spans, self._families, {**self._rename, **rename})
+
+    def clear(self) -> None:
+        """Forget the spans (what ``list.clear`` does for a list of records)."""
+        self._spans.clear()
+        if self._families is not None:
+            self._families.clear()
 
 
 def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:

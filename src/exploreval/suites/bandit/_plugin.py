@@ -106,7 +106,12 @@ def register() -> None:
         description=f"the paper's basic configuration {BASIC_CODE}",
     )
     register_episode_metrics(FAMILY, "bandit", f"{_M}.stats:episode_bandit_metrics")
-    register_run_metrics(FAMILY, "bandit", f"{_M}.stats:run_bandit_tables")
+    register_run_metrics(
+        FAMILY,
+        "bandit",
+        f"{_M}.stats:bandit_tables_from_episodes",
+        partial=f"{_M}.stats:bandit_episode",
+    )
     register_report(FAMILY, "bandit", f"{_M}._report:bandit_report")
     register_step_view(FAMILY, f"{_M}._viewer:step_view")
     register_step_annotations(FAMILY, f"{_M}._viewer:step_annotations", name="bandit_arms")

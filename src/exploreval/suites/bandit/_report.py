@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,13 @@ from exploreval.report import (
 from exploreval.suites.bandit._instance import BanditInstance
 from exploreval.suites.bandit._simulate import PAPER_BASELINES, epsilon_curve, simulate
 from exploreval.suites.bandit.stats import (
+    BanditEpisode,
     BanditTrajectories,
+    bandit_episode,
     best_arm_counts,
     best_arm_fraction_curves,
     figure4_markdown,
-    group_records,
-    instance_label,
+    group_episodes,
     optimal_reward,
     suffix_failure_freq_curve,
     summary_frame,
@@ -54,8 +56,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "instance"
 
 
-def _instance_for(records: Sequence[EpisodeRecord], horizon: int) -> BanditInstance:
-    truth = records[0].ground_truth
+def _instance_for(truth: dict[str, Any], horizon: int) -> BanditInstance:
     means = truth.get("canonical_means") or sorted(truth["means"], reverse=True)
     gap = truth.get("gap")
     return BanditInstance(
@@ -73,10 +74,39 @@ def _colours(names: Sequence[str]) -> dict[str, Any]:
     return {n: palette[i % len(palette)] for i, n in enumerate(names)}
 
 
+@dataclass(frozen=True)
+class _Replicate:
+    """Who a Figure 8 panel is (what its link needs), without the record."""
+
+    seed: int
+    repeat: int
+    run_id: str
+    episode_id: str
+    agent: str
+    steps: int
+    instance: str
+
+
 def bandit_report(
     records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
 ) -> list[ReportSection]:
-    groups = group_records(records)
+    # one pass: each record is kept as its arrays (``bandit_episode``) and a few identifiers
+    episodes: list[BanditEpisode] = []
+    truths: dict[str, dict[str, Any]] = {}
+    who: list[_Replicate] = []
+    for record in records:
+        episode = bandit_episode(record)
+        if episode is None:
+            continue
+        episodes.append(episode)
+        truths.setdefault(episode.instance, record.ground_truth)
+        who.append(
+            _Replicate(
+                record.seed, record.repeat, record.run_id, record.episode_id,
+                record.agent.name, len(record.steps), episode.instance,
+            )
+        )  # fmt: skip
+    groups = group_episodes(episodes)
     if not groups:
         return []
     by_instance: dict[str, dict[str, BanditTrajectories]] = {}
@@ -85,12 +115,8 @@ def bandit_report(
     sections: list[ReportSection] = []
     for inst, agents in by_instance.items():
         horizon = next(iter(agents.values())).horizon
-        inst_records = [
-            r
-            for r in records
-            if r.status == "ok" and r.steps and instance_label(r) == inst.split(" [")[0]
-        ]
-        instance = _instance_for(inst_records, horizon)
+        base = inst.split(" [")[0]
+        instance = _instance_for(truths[base], horizon)
         refs = {
             p.label: simulate(
                 p, instance, REFERENCE_REPLICATES, np.random.default_rng([REFERENCE_SEED, i])
@@ -99,9 +125,13 @@ def bandit_report(
         }
         replicates = {
             agent: sorted(
-                (r for r in inst_records if r.agent.name == agent and len(r.steps) == traj.horizon),
-                key=lambda r: (r.seed, r.repeat),
-            )
+                (
+                    w
+                    for w in who
+                    if w.instance == base and w.agent == agent and w.steps == traj.horizon
+                ),
+                key=lambda w: (w.seed, w.repeat),
+            )  # fmt: skip
             for agent, traj in agents.items()
         }
         sections.extend(_instance_sections(inst, instance, agents, refs, out_dir, replicates))
@@ -127,7 +157,7 @@ ROW_DEFINITIONS = (
 
 
 def _panel_links(
-    agents: dict[str, BanditTrajectories], replicates: dict[str, list[EpisodeRecord]]
+    agents: dict[str, BanditTrajectories], replicates: dict[str, list[_Replicate]]
 ) -> list[str]:
     """The episodes behind Figure 8's panels (``agent #r``), each with a viewer link."""
     from exploreval.report import episode_link
@@ -152,7 +182,7 @@ def _instance_sections(
     agents: dict[str, BanditTrajectories],
     refs: dict[str, BanditTrajectories],
     out_dir: Path,
-    replicates: dict[str, list[EpisodeRecord]] | None = None,
+    replicates: dict[str, list[_Replicate]] | None = None,
 ) -> list[ReportSection]:
     slug = _slug(inst)
     ref_groups = {(inst, f"{name} (sim)"): traj for name, traj in refs.items()}

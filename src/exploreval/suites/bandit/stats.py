@@ -13,6 +13,7 @@ Every statistic is documented in ``docs/bandit.md`` (definitions, edge cases, ch
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,43 @@ def trajectories_from_records(records: Sequence[EpisodeRecord]) -> BanditTraject
     )
 
 
+@dataclass(frozen=True, slots=True)
+class BanditEpisode:
+    """What the bandit run tables keep of one episode (the map side of the run metric)."""
+
+    instance: str
+    agent: str
+    seed: int
+    repeat: int
+    full_length: bool
+    arms: np.ndarray
+    rewards: np.ndarray
+    invalid: np.ndarray
+    means: np.ndarray
+
+
+def bandit_episode(record: EpisodeRecord) -> BanditEpisode | None:
+    """An ``ok`` bandit episode with steps, kept as arrays; None otherwise."""
+    if record.status != "ok" or record.family != "bandit" or not record.steps:
+        return None
+    means, _ = _truth(record)
+    horizon = record.ground_truth.get("horizon")
+    return BanditEpisode(
+        instance=instance_label(record),
+        agent=record.agent.name,
+        seed=record.seed,
+        repeat=record.repeat,
+        full_length=horizon is None or int(horizon) == len(record.steps),
+        arms=np.array(
+            [-1 if i.arm is None else i.arm for i in step_infos(record, BanditStepInfo)],
+            dtype=np.int64,
+        ),
+        rewards=np.array([float(s.reward) for s in record.steps], dtype=np.float64),
+        invalid=np.array([not s.valid for s in record.steps], dtype=bool),
+        means=np.asarray(means, dtype=np.float64),
+    )
+
+
 def group_records(
     records: Iterable[EpisodeRecord],
 ) -> dict[tuple[str, str], BanditTrajectories]:
@@ -154,16 +192,21 @@ def group_records(
     with their length (``K=5, Δ=0.2, T=100 [40 steps]``): their statistics use the rounds
     actually played (T/2 of 40 steps is 20), which the label must not hide.
     """
-    buckets: dict[tuple[str, str, int, int], list[EpisodeRecord]] = {}
+    return group_episodes([bandit_episode(r) for r in records])
+
+
+def group_episodes(
+    episodes: Iterable[BanditEpisode | None],
+) -> dict[tuple[str, str], BanditTrajectories]:
+    """``group_records`` from the episodes' ``bandit_episode`` summaries."""
+    buckets: dict[tuple[str, str, int, int], list[BanditEpisode]] = {}
     full_length: dict[tuple[str, str, int, int], bool] = {}
-    for record in records:
-        if record.status != "ok" or record.family != "bandit" or not record.steps:
+    for episode in episodes:
+        if episode is None:
             continue
-        means, _ = _truth(record)
-        key = (instance_label(record), record.agent.name, len(record.steps), len(means))
-        buckets.setdefault(key, []).append(record)
-        horizon = record.ground_truth.get("horizon")
-        full_length[key] = horizon is None or int(horizon) == len(record.steps)
+        key = (episode.instance, episode.agent, len(episode.arms), len(episode.means))
+        buckets.setdefault(key, []).append(episode)
+        full_length[key] = episode.full_length
     horizons: dict[tuple[str, str], set[int]] = {}
     for inst, agent, steps, _k in buckets:
         horizons.setdefault((inst, agent), set()).add(steps)
@@ -172,8 +215,14 @@ def group_records(
         inst, agent, steps, _k = key
         alone = len(horizons[(inst, agent)]) == 1
         label = inst if alone and full_length[key] else f"{inst} [{steps} steps]"
-        group.sort(key=lambda r: (r.seed, r.repeat))
-        out[(label, agent)] = trajectories_from_records(group)
+        group.sort(key=lambda e: (e.seed, e.repeat))
+        arms = np.stack([e.arms for e in group])
+        out[(label, agent)] = BanditTrajectories(
+            arms=arms,
+            rewards=np.stack([e.rewards for e in group]),
+            means=np.stack([e.means for e in group]),
+            invalid=np.stack([e.invalid for e in group]) | (arms < 0),
+        )
     return out
 
 
@@ -258,7 +307,14 @@ def episode_bandit_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
 
 
 def run_bandit_tables(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
-    groups = group_records(records)
+    return bandit_tables_from_episodes([bandit_episode(r) for r in records])
+
+
+def bandit_tables_from_episodes(
+    episodes: Sequence[BanditEpisode | None],
+) -> dict[str, pd.DataFrame]:
+    """The reduce side of the bandit run metric (``bandit_episode`` is the map side)."""
+    groups = group_episodes(episodes)
     if not groups:
         return {}
     return {"bandit_summary": summary_frame(groups), "bandit_curves": curves_frame(groups)}

@@ -85,7 +85,10 @@ def register() -> None:
         FAMILY, "explore_exploit", f"{_M}._explore_exploit_tables:explore_exploit_row"
     )
     register_run_metrics(
-        FAMILY, "explore_exploit", f"{_M}._explore_exploit_tables:explore_exploit_tables"
+        FAMILY,
+        "explore_exploit",
+        f"{_M}._explore_exploit_tables:explore_exploit_from_rows",
+        partial=f"{_M}._explore_exploit_tables:episode_summary",
     )
     register_report(FAMILY, "grid_trajectories", f"{_M}._report:trajectory_report")
     register_report(

@@ -36,12 +36,33 @@ def pick_episodes(
     return chosen[:limit]
 
 
+def pick_from_rows(
+    records: Sequence[EpisodeRecord], rows: pd.DataFrame, limit: int = MAX_EPISODES
+) -> list[EpisodeRecord] | None:
+    """``pick_episodes`` from the results rows (one per record, in the records' order): only
+    the picked records are read. None when the rows cannot stand for the records."""
+    needed = {"agent", "preset", "seed", "repeat", "success"}
+    if len(rows) != len(records) or not needed <= set(rows):
+        return None
+    frame = rows.reset_index(drop=True)
+    order = frame.assign(
+        _preset=frame["preset"].fillna(""), _solved=frame["success"].astype(bool)
+    ).sort_values(["agent", "_solved", "_preset", "seed", "repeat"], kind="stable")
+    first = order.drop_duplicates("agent").head(limit)
+    picked = [records[int(i)] for i in first.index]
+    if not all("task" in (r.ground_truth or {}) for r in picked):
+        return None  # an episode without the map's task: choose among the records
+    return picked
+
+
 def trajectory_report(
     records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
 ) -> list[ReportSection]:
     from exploreval.suites.grid._render import render_record
 
-    picked = pick_episodes(records)
+    picked = pick_from_rows(records, rows)
+    if picked is None:
+        picked = pick_episodes(records)
     if not picked:
         return []
     target = Path(out_dir) / "grid_trajectories"

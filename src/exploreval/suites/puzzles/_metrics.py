@@ -9,7 +9,7 @@ FrozenLake shortest-path length).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -105,26 +105,40 @@ def sudoku_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
     }
 
 
+def difficulty_row(record: EpisodeRecord) -> dict[str, Any] | None:
+    """One ``ok`` puzzle episode as ``by_difficulty`` needs it (the map side of the run metric)."""
+    if record.family not in DIFFICULTY or record.status != "ok":
+        return None
+    key, column = DIFFICULTY[record.family]
+    return {
+        "family": record.family,
+        "env_id": record.env_id,
+        "preset": record.preset or "-",
+        "agent": record.agent.name,
+        column: record.ground_truth.get(key),
+        "success": bool(record.success),
+        "steps": len(record.steps),
+        "final_progress": _final(record)[0],
+    }
+
+
 def by_difficulty(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
     """Success rate and mean steps per agent and difficulty, one table per puzzle family."""
+    return by_difficulty_from_rows([difficulty_row(r) for r in records])
+
+
+def by_difficulty_from_rows(rows: Sequence[dict[str, Any] | None]) -> dict[str, pd.DataFrame]:
+    """The reduce side of ``by_difficulty``, from the episodes' ``difficulty_row``s."""
     tables: dict[str, pd.DataFrame] = {}
-    for family, (key, column) in DIFFICULTY.items():
-        rows = [
-            {
-                "env_id": r.env_id,
-                "preset": r.preset or "-",
-                "agent": r.agent.name,
-                column: r.ground_truth.get(key),
-                "success": bool(r.success),
-                "steps": len(r.steps),
-                "final_progress": _final(r)[0],
-            }
-            for r in records
-            if r.family == family and r.status == "ok"
+    for family, (_key, column) in DIFFICULTY.items():
+        kept = [
+            {k: v for k, v in row.items() if k != "family"}
+            for row in rows
+            if row is not None and row["family"] == family
         ]
-        if not rows:
+        if not kept:
             continue
-        frame = pd.DataFrame(rows)
+        frame = pd.DataFrame(kept)
         tables[f"{family}_by_{column}"] = (
             frame.groupby(["env_id", "preset", "agent", column], dropna=False)
             .agg(

@@ -94,7 +94,12 @@ def register() -> None:
             description="TIDE <analysis>/<action> format",
         )
         register_episode_metrics(family, "puzzle_common", f"{_M}._metrics:common_metrics")
-        register_run_metrics(family, "puzzle_by_difficulty", f"{_M}._metrics:by_difficulty")
+        register_run_metrics(
+            family,
+            "puzzle_by_difficulty",
+            f"{_M}._metrics:by_difficulty_from_rows",
+            partial=f"{_M}._metrics:difficulty_row",
+        )
         register_episode_metrics(family, family, f"{_M}._metrics:{family}_metrics")
         register_report(family, "puzzle_difficulty", f"{_M}._report:difficulty_section")
         register_step_view(family, f"{_M}._viewer:step_view")

@@ -66,7 +66,12 @@ def register() -> None:
         "context; options announce_quiz, lenient",
     )
     register_episode_metrics(FAMILY, "task2quiz", f"{_M}._quiz_metrics:task2quiz_episode_metrics")
-    register_run_metrics(FAMILY, "task2quiz", f"{_M}._quiz_metrics:task2quiz_run_metrics")
+    register_run_metrics(
+        FAMILY,
+        "task2quiz",
+        f"{_M}._quiz_metrics:task2quiz_tables_from_rows",
+        partial=f"{_M}._quiz_metrics:quiz_rows",
+    )
     # TIDE: every task is its own trajectory, capped per task; a state is the observation with
     # the task header and score messages removed.
     register_budget(FAMILY, f"{_M}._tide:task_budget")

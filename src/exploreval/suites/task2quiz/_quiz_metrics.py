@@ -146,35 +146,47 @@ def task2quiz_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
 def task2quiz_run_metrics(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
     """Table 2's cut (EUS per agent, memory, difficulty and question type, answerable and
     non-answerable apart) and TSR/EUS per agent, memory and difficulty (Figures 4 and 5)."""
-    rows, episodes = [], []
-    for record in records:
-        if record.status != "ok":
-            continue
-        answers = [a for a in rescored_answers(record) if a["asked"]]
-        memory = memory_label(record)
-        for a in answers:
-            rows.append(
-                {
-                    "agent": record.agent.name,
-                    "memory": memory,
-                    "difficulty": record.preset,
-                    "qtype": a["qtype"],
-                    "answerable": a["answerable"],
-                    "correct": a["correct"],
-                }
-            )
-        episodes.append(
-            {
-                "agent": record.agent.name,
-                "memory": memory,
-                "difficulty": record.preset,
-                "episode_id": record.episode_id,
-                "tasks": len(record.tasks),
-                "tasks_won": sum(1 for t in record.tasks if t.success),
-                "questions": len(answers),
-                "correct": sum(1 for a in answers if a["correct"]),
-            }
-        )
+    return task2quiz_tables_from_rows([quiz_rows(r) for r in records])
+
+
+#: One episode as the Task2Quiz run tables keep it: its answers' rows and its own row.
+QuizRows = tuple[list[dict[str, Any]], dict[str, Any]] | None
+
+
+def quiz_rows(record: EpisodeRecord) -> QuizRows:
+    """The map side of the Task2Quiz run metric (None for an errored episode)."""
+    if record.status != "ok":
+        return None
+    answers = [a for a in rescored_answers(record) if a["asked"]]
+    memory = memory_label(record)
+    rows = [
+        {
+            "agent": record.agent.name,
+            "memory": memory,
+            "difficulty": record.preset,
+            "qtype": a["qtype"],
+            "answerable": a["answerable"],
+            "correct": a["correct"],
+        }
+        for a in answers
+    ]
+    episode = {
+        "agent": record.agent.name,
+        "memory": memory,
+        "difficulty": record.preset,
+        "episode_id": record.episode_id,
+        "tasks": len(record.tasks),
+        "tasks_won": sum(1 for t in record.tasks if t.success),
+        "questions": len(answers),
+        "correct": sum(1 for a in answers if a["correct"]),
+    }
+    return rows, episode
+
+
+def task2quiz_tables_from_rows(items: Sequence[QuizRows]) -> dict[str, pd.DataFrame]:
+    """The reduce side of ``task2quiz_run_metrics``, from the episodes' ``quiz_rows``."""
+    rows = [row for item in items if item is not None for row in item[0]]
+    episodes = [item[1] for item in items if item is not None]
     if not rows:
         return {}
     frame = pd.DataFrame(rows)

@@ -201,10 +201,27 @@ def terminal_run_metrics(
     Agents are never pooled: n attempts per task are one agent's repeats (``--repeats n``);
     nor are conditions (:func:`record_condition`: injection, file name, tools, intervention,
     prompt variant, reasoning history, sampling)."""
+    return terminal_tables_from_rows(
+        [attempt_row(r) for r in records], ks=ks, n_boot=n_boot, seed=seed
+    )
+
+
+def attempt_row(record: EpisodeRecord) -> tuple[str, dict[str, Scalar]]:
+    """The map side of the terminal run metric: the agent and the episode's metric row."""
+    return record.agent.name, terminal_episode_metrics(record)
+
+
+def terminal_tables_from_rows(
+    attempts: Sequence[tuple[str, dict[str, Scalar]]],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """The reduce side of ``terminal_run_metrics``, from the attempts' ``attempt_row``s."""
     by_cond: dict[tuple[str, str], list[dict[str, Scalar]]] = defaultdict(list)
-    for record in records:
-        row = terminal_episode_metrics(record)
-        by_cond[(record.agent.name, str(row["condition"]))].append(row)
+    for agent, row in attempts:
+        by_cond[(agent, str(row["condition"]))].append(row)
     at_k_frames: list[pd.DataFrame] = []
     curiosity: list[dict[str, object]] = []
     for (agent, cond), cond_rows in sorted(by_cond.items()):

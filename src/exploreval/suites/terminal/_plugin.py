@@ -122,7 +122,12 @@ def register() -> None:
     ):
         register_agent(name, f"{_M}._agents:{cls}", families=(FAMILY,), description=description)
     register_episode_metrics(FAMILY, "terminal", f"{_M}._metrics:terminal_episode_metrics")
-    register_run_metrics(FAMILY, "terminal", f"{_M}._metrics:terminal_run_metrics")
+    register_run_metrics(
+        FAMILY,
+        "terminal",
+        f"{_M}._metrics:terminal_tables_from_rows",
+        partial=f"{_M}._metrics:attempt_row",
+    )
     register_judged_metrics(FAMILY, "terminal_judge", f"{_M}._judge:judge_tables")
     register_report(FAMILY, "terminal", f"{_M}._report:terminal_sections")
     register_report(FAMILY, "terminal_judge", f"{_M}._judge:judge_sections", uses_tables=True)

@@ -1,0 +1,156 @@
+"""``score_run`` streams a run's log (worker processes, one record at a time, run metrics as
+map/reduce) and must give exactly what scoring every record held in memory gives
+(``score_records``): the same results rows and the same run tables, on every suite, and keep
+nothing but rows and summaries.
+
+The runs are real: scripted agents on grid, bandit and the three puzzles (with repeats, so
+pass@k has tables, and one errored episode), real TextWorld games for Task2Quiz, built-in
+terminal tasks in real sandboxes, and a real Terminal-Bench run imported as shipped."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from exploreval.analysis import _score, score_records, score_run
+from exploreval.runner import run_experiment, spec_from_dict
+from exploreval.store import LazyRecords, RunDir, import_logs
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "import"
+TB_RUN = FIXTURES / "real" / "terminal-bench" / "2025-08-07__20-46-16"
+
+NATIVE = {
+    "name": "streamed",
+    "suites": [
+        {"env_id": "exploreval/GridDAG-v0", "presets": ["explore-low/dag-small"], "seeds": "0-2"},
+        {"env_id": "exploreval/Bandit-v0", "presets": ["smoke"], "seeds": "0-1"},
+        {"env_id": "exploreval/FrozenLake-v0", "presets": ["small"], "seeds": "0-1"},
+        {"env_id": "exploreval/BlocksWorld-v0", "seeds": "0-1"},
+        {"env_id": "exploreval/Sudoku-v0", "seeds": "0"},
+    ],
+    "agents": [
+        {"kind": "scripted", "agent": "random_valid", "suites": [2, 3, 4]},
+        {"kind": "scripted", "agent": "frontier", "suites": [0]},
+        {"kind": "scripted", "agent": "random", "suites": [0, 1]},
+        {"kind": "scripted", "agent": "ucb", "suites": [1]},
+    ],
+    "repeats": 2,
+}
+
+
+def _native(root: Path) -> RunDir:
+    run_experiment(spec_from_dict(NATIVE, "test"), str(root / "native"))
+    run = RunDir(root / "native")
+    # an errored episode after its ok record, and a new errored one: errors stay out of scores
+    lines = run.episodes_path.read_bytes().splitlines(keepends=True)
+    import orjson
+
+    first = orjson.loads(lines[0])
+    broken = {**first, "status": "error", "error": "boom", "steps": []}
+    fresh = {**broken, "episode_id": "never-ok"}
+    with open(run.episodes_path, "ab") as fh:
+        fh.write(orjson.dumps(broken) + b"\n" + orjson.dumps(fresh) + b"\n")
+    return run
+
+
+def _task2quiz(root: Path, cache: Path) -> RunDir:
+    os.environ["EXPLOREVAL_TEXTWORLD_CACHE"] = str(cache)
+    spec = {
+        "suites": [{"env_id": "exploreval/Task2Quiz-v0", "presets": ["easy"], "seeds": [0, 1]}],
+        "agents": [{"kind": "scripted", "agent": a} for a in ("explorer", "walkthrough")],
+    }
+    run_experiment(spec_from_dict(spec, "test"), str(root / "t2q"))
+    return RunDir(root / "t2q")
+
+
+def _terminal(root: Path) -> RunDir:
+    """Built-in terminal tasks in real bubblewrap sandboxes, with and without an injected
+    solution, two attempts each (so the @k tables exist)."""
+    spec = {
+        "suites": [
+            {"env_id": "exploreval/Terminal-v0", "seeds": [0]},
+            {"env_id": "exploreval/Terminal-v0", "seeds": [0], "options": {"injection_level": 1}},
+        ],
+        "agents": [{"kind": "scripted", "agent": a} for a in ("curious", "oracle")],
+        "repeats": 2,
+    }
+    run_experiment(spec_from_dict(spec, "test"), str(root / "terminal"))
+    return RunDir(root / "terminal")
+
+
+def _imported(root: Path) -> RunDir:
+    import_logs([TB_RUN], root / "tb", fmt="terminal-bench")
+    return RunDir(root / "tb")
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Values as Python objects, every missing value as None: chunks of a streamed score are
+    typed one by one (a chunk without presets has an object column of None, not a string
+    column of NaN), which changes dtypes, never values."""
+    frame = frame.reset_index(drop=True).astype(object)
+    return frame.where(frame.notna(), None)
+
+
+def _assert_same(streamed: _score.ScoreResult, held: _score.ScoreResult) -> None:
+    assert len(streamed.table) == len(held.table) > 0
+    columns = list(held.table.columns)
+    assert set(streamed.table.columns) == set(columns)
+    pd.testing.assert_frame_equal(
+        _plain(streamed.table[columns]), _plain(held.table), check_dtype=False
+    )
+    assert set(streamed.tables) == set(held.tables)
+    for name, table in held.tables.items():
+        pd.testing.assert_frame_equal(
+            _plain(streamed.tables[name]), _plain(table), check_dtype=False, obj=f"table {name}"
+        )
+    assert [r.episode_id for r in streamed.errors] == [r.episode_id for r in held.errors]
+    assert list(streamed.all_rows()["episode_id"]) == list(held.all_rows()["episode_id"])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunDir]:
+    root = tmp_path_factory.mktemp("streamed")
+    return {
+        "native": _native(root),
+        "task2quiz": _task2quiz(root, tmp_path_factory.mktemp("tw-cache")),
+        "terminal": _terminal(root),
+        "import:terminal-bench": _imported(root),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["native", "task2quiz", "terminal", "import:terminal-bench"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_streamed_score_equals_scoring_the_records_in_memory(
+    runs: dict[str, RunDir], name: str, workers: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = runs[name]
+    monkeypatch.setenv(_score.WORKERS_ENV, workers)
+    monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)  # several chunks, merged in log order
+    streamed = score_run(run, write=False)
+    held = score_records(list(run.latest_records().values()), run.read_manifest().run_id)
+    _assert_same(streamed, held)
+    # nothing held: the records are read back from the log when iterated
+    assert isinstance(streamed.records, LazyRecords)
+    assert [r.episode_id for r in streamed.records] == [r.episode_id for r in held.records]
+    families = {r.family for r in held.records}
+    if name == "native":
+        assert families == {"grid", "bandit", "frozenlake", "blocksworld", "sudoku"}
+        for table in ("pass_at_k", "bandit_summary", "grid_errors_by_agent", "tide_summary"):
+            assert table in streamed.tables
+        assert "never-ok" in set(streamed.error_table["episode_id"])
+    else:
+        assert families == {name}
+    if name == "terminal":
+        assert {"at_k", "curiosity"} <= set(streamed.tables)
+
+
+@pytest.mark.slow
+def test_stored_scores_are_what_a_fresh_streamed_score_gives(runs: dict[str, RunDir]) -> None:
+    run = runs["native"]
+    written = score_run(run)
+    again = score_run(run, write=False)  # from results.parquet and tables/
+    _assert_same(again, written)
