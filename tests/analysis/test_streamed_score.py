@@ -154,3 +154,39 @@ def test_stored_scores_are_what_a_fresh_streamed_score_gives(runs: dict[str, Run
     written = score_run(run)
     again = score_run(run, write=False)  # from results.parquet and tables/
     _assert_same(again, written)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["native", "task2quiz", "terminal", "import:terminal-bench"])
+def test_report_sections_from_rows_tables_and_columns_equal_sections_from_records(
+    runs: dict[str, RunDir], name: str, tmp_path: Path
+) -> None:
+    """Every report section, given what ``report`` gives it after a streamed score (records that
+    stay in the log, their rows, the stored run tables), says what it says when it is given the
+    records in memory and computes everything from them."""
+    from exploreval.report import report_plugins
+
+    run = runs[name]
+    streamed = score_run(run, write=False)
+    held = score_records(list(run.latest_records().values()), run.read_manifest().run_id)
+    drawn = 0
+    for entry in report_plugins():
+        family = entry.family
+        listed = [r for r in held.records if family in ("*", r.family)]
+        assert isinstance(streamed.records, LazyRecords)
+        lazy = streamed.records.where(family)
+        assert len(lazy) == len(listed)
+        if not listed:
+            continue
+
+        def rows(table: pd.DataFrame, family: str = family) -> pd.DataFrame:
+            return table if family == "*" else table[table["family"] == family]
+
+        (tmp_path / "a").mkdir(exist_ok=True)
+        (tmp_path / "b").mkdir(exist_ok=True)
+        from_columns = entry.run(lazy, rows(streamed.table), tmp_path / "a", streamed.tables)
+        from_records = entry.run(listed, rows(held.table), tmp_path / "b", None)
+        assert [s.title for s in from_columns] == [s.title for s in from_records], entry.name
+        assert [s.markdown for s in from_columns] == [s.markdown for s in from_records], entry.name
+        drawn += len(from_records)
+    assert drawn > 0

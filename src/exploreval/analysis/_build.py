@@ -12,7 +12,7 @@ import math
 import re
 import traceback
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from exploreval.analysis._stats import bootstrap_mean_ci
 from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.report import ReportSection, episode_link, report_plugins
 from exploreval.store import (
+    ChainedRecords,
     LazyRecords,
     RunColumns,
     RunDir,
@@ -357,48 +358,6 @@ def _renamed(records: Sequence[EpisodeRecord], rename: dict[str, str]) -> Sequen
         return record.model_copy(update={"agent": agent})
 
     return [relabel(r) for r in records]
-
-
-class ChainedRecords(Sequence[EpisodeRecord]):
-    """Several runs' records as one sequence (each part a list or ``LazyRecords``)."""
-
-    def __init__(self, parts: Sequence[Sequence[EpisodeRecord]]) -> None:
-        self.parts = [p for p in parts if len(p)]
-
-    def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
-
-    def __iter__(self) -> Iterator[EpisodeRecord]:
-        for part in self.parts:
-            yield from part
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return list(self)[index]
-        if index < 0:
-            index += len(self)
-        for part in self.parts:
-            if index < len(part):
-                return part[index]
-            index -= len(part)
-        raise IndexError(index)
-
-    def where(self, family: str) -> ChainedRecords:
-        """The records of one family; lazy parts are filtered without reading."""
-        return ChainedRecords(
-            [
-                p.where(family)
-                if isinstance(p, LazyRecords)
-                else [r for r in p if family == "*" or r.family == family]
-                for p in self.parts
-            ]
-        )
-
-    def clear(self) -> None:
-        for part in self.parts:
-            if hasattr(part, "clear"):
-                part.clear()
-        self.parts = []
 
 
 def _summary_with_links(summary: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -870,7 +870,7 @@ def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str,
     return tables
 
 
-def points_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
+def points_table(records: Iterable[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """One row per task trajectory with steps (each task of a multi-task episode, evaluation
     phases left out, as every TIDE table counts them): its Loop Ratio and AUV, for the report's
     LR-vs-AUV scatter (the paper's Figure 6). Stored with the run tables, so that a report does

@@ -203,7 +203,8 @@ def pass_at_k_report(
         if table is not None:
             table = table[table["family"].isin(kept_families)]
     else:
-        kept = [r for r in records if r.status == "ok" and r.family in kept_families]
+        # a generator: records are read one at a time and only their outcomes kept
+        kept = (r for r in records if r.status == "ok" and r.family in kept_families)
         table = resolve(TABLES)(kept).get("pass_at_k")
     if table is None or table.empty:
         return []

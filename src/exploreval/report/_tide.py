@@ -387,9 +387,11 @@ def tide_report(
     wrote them); without them they are computed here from the records."""
     from exploreval.metrics._tide_records import (
         SUMMARY_COLUMNS,
+        TrajectorySummary,
         points_table,
         tide_excluded,
-        tide_run_tables,
+        tide_tables_from_summaries,
+        trajectory_summaries,
     )
     from exploreval.report import ReportSection
     from exploreval.report._registry import tide_curves_apply
@@ -413,12 +415,21 @@ def tide_report(
         tables = _own_rows(tables, set(kept_rows["env_id"]), set(kept_rows["family"]))
         any_kept = not kept_rows.empty
     else:
-        records = [r for r in records if tide_curves_apply(r.family)]
-        left_out = [str(tide_excluded(r)) for r in records if r.status == "ok" and tide_excluded(r)]
+        # one pass over the records (several runs, or records in memory): each becomes its
+        # trajectory summaries, which is all the tables need, and is dropped
+        left_out: list[str] = []
+        items: list[TrajectorySummary] = []
+        for record in records:
+            if not tide_curves_apply(record.family):
+                continue
+            why = tide_excluded(record)
+            if why is not None:
+                left_out += [why] if record.status == "ok" else []
+                continue
+            items += trajectory_summaries(record)
         excluded_count, reasons = len(left_out), sorted(set(left_out))
-        records = [r for r in records if tide_excluded(r) is None]
-        tables = tide_run_tables(records) if records else {}
-        any_kept = bool(records)
+        tables = tide_tables_from_summaries([items]) if items else {}
+        any_kept = bool(items)
     if not any_kept or "tide_summary" not in tables:
         if not excluded_count:
             return []
@@ -436,10 +447,11 @@ def tide_report(
         plot_success_curves(tables["tide_curves"], summary, out_dir / "tide_success_curves.png")
     ]
     # stored by score; a run scored before points were stored gets them computed here
+    # stored by score; tables stored before points were get them from one pass over the records
     points = (
         tables["tide_points"]
         if "tide_points" in tables
-        else points_table([r for r in records if tide_curves_apply(r.family)])
+        else points_table(r for r in records if tide_curves_apply(r.family))
     )
     if "condition" in summary and set(summary["condition"]) == {"-"}:
         constant = [*constant, "condition"]  # no env options anywhere: nothing to show

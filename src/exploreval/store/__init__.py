@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     )
     from exploreval.store._columns import (
         COLUMNS_SCHEMA_VERSION,
+        ChainedRecords,
         LazyRecords,
         RunColumns,
         SyncStats,
@@ -53,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "COLUMNS_SCHEMA_VERSION": "._columns",
     "RunColumns": "._columns",
     "LazyRecords": "._columns",
+    "ChainedRecords": "._columns",
     "SyncStats": "._columns",
     "open_columns": "._columns",
     "BLOBS": "._run",
@@ -89,6 +91,7 @@ __all__ = [
     "SyncStats",
     "open_columns",
     "LazyRecords",
+    "ChainedRecords",
     "BLOBS",
     "BlobStore",
     "CACHE",

@@ -440,6 +440,48 @@ class RunColumns:
         return EpisodeRecord.model_validate(data)
 
 
+class ChainedRecords(Sequence[EpisodeRecord]):
+    """Several runs' records as one sequence (each part a list or ``LazyRecords``)."""
+
+    def __init__(self, parts: Sequence[Sequence[EpisodeRecord]]) -> None:
+        self.parts = [p for p in parts if len(p)]
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        for part in self.parts:
+            yield from part
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        for part in self.parts:
+            if index < len(part):
+                return part[index]
+            index -= len(part)
+        raise IndexError(index)
+
+    def where(self, family: str) -> ChainedRecords:
+        """The records of one family; lazy parts are filtered without reading."""
+        return ChainedRecords(
+            [
+                p.where(family)
+                if isinstance(p, LazyRecords)
+                else [r for r in p if family == "*" or r.family == family]
+                for p in self.parts
+            ]
+        )
+
+    def clear(self) -> None:
+        for part in self.parts:
+            if hasattr(part, "clear"):
+                part.clear()
+        self.parts = []
+
+
 def _dicts(issues: list[LogIssue]) -> list[dict[str, Any]]:
     return [{"line": i.line, "message": i.message} for i in issues]
 
@@ -506,6 +548,44 @@ class LazyRecords(Sequence[EpisodeRecord]):
     def rename(self) -> dict[str, str]:
         """Agent names changed as records are made (``renamed``)."""
         return dict(self._rename)
+
+    def step_table(
+        self, step_columns: Sequence[str], episode_columns: Sequence[str] = ()
+    ) -> pa.Table | None:
+        """One row per step of these records, in the records' order then step order: ``order``
+        (the record's index here), the ``episode_columns`` of its episode row and the
+        ``step_columns`` of the step. One DuckDB query over the run's Parquet tables, no record
+        parsed: what a report section reads instead of the records. None when the tables lack
+        a column asked for (an older run: read the records)."""
+        import duckdb
+        import pyarrow as pa
+
+        if not self._spans:
+            return None
+        columns = RunColumns(self.log.parent)
+        con = columns.connect()
+        try:
+            wanted = pa.table(
+                {
+                    "log_offset": pa.array([o for o, _ in self._spans], pa.int64()),
+                    "order": pa.array(range(len(self._spans)), pa.int64()),
+                }
+            )
+            con.register("wanted", wanted)
+            picked = ", ".join(
+                ["w.order"]
+                + [f'e."{c}"' for c in episode_columns]
+                + [f's."{c}"' for c in step_columns]
+            )
+            return con.sql(
+                f"select {picked} from wanted w join all_episodes e using (log_offset) "
+                "join all_steps s on s.episode_id = e.episode_id and s.line = e.line "
+                "order by w.order, s.t"
+            ).to_arrow_table()
+        except duckdb.BinderException:
+            return None
+        finally:
+            con.close()
 
     def families(self) -> set[str]:
         if self._families is not None:

@@ -8,6 +8,7 @@ columns, not a re-run of the recorded episodes.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,12 +27,14 @@ from exploreval.report import (
     merge_identical_series,
     save_figure,
 )
+from exploreval.store import ChainedRecords, LazyRecords
 from exploreval.suites.bandit._instance import BanditInstance
 from exploreval.suites.bandit._simulate import PAPER_BASELINES, epsilon_curve, simulate
 from exploreval.suites.bandit.stats import (
     BanditEpisode,
     BanditTrajectories,
     bandit_episode,
+    bandit_episodes_from_steps,
     best_arm_counts,
     best_arm_fraction_curves,
     figure4_markdown,
@@ -87,25 +90,67 @@ class _Replicate:
     instance: str
 
 
+def _from_step_columns(
+    records: Sequence[EpisodeRecord],
+) -> list[tuple[BanditEpisode, dict[str, Any]]] | None:
+    """The bandit episodes of ``records`` from their runs' step columns when the records are a
+    run's (``LazyRecords``, or several runs'), else None (then the records are read)."""
+    runs = list(records.parts) if isinstance(records, ChainedRecords) else [records]
+    if not runs or not all(isinstance(p, LazyRecords) for p in runs):
+        return None
+    out: list[tuple[BanditEpisode, dict[str, Any]]] = []
+    for part in runs:
+        assert isinstance(part, LazyRecords)
+        table = part.step_table(
+            ["info_arm", "reward", "valid"],
+            ["run_id", "episode_id", "agent", "seed", "repeat", "ground_truth", "status"],
+        )
+        if table is None:
+            return None
+        try:
+            pairs = bandit_episodes_from_steps(table)
+        except (ValueError, TypeError):
+            return None
+        rename = part.rename
+        for episode, row in pairs:
+            if row.pop("status", "ok") != "ok":
+                continue
+            if episode.agent in rename:
+                episode = dataclasses.replace(episode, agent=rename[episode.agent])
+            out.append((episode, row))
+    return out
+
+
 def bandit_report(
     records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
 ) -> list[ReportSection]:
-    # one pass: each record is kept as its arrays (``bandit_episode``) and a few identifiers
     episodes: list[BanditEpisode] = []
     truths: dict[str, dict[str, Any]] = {}
     who: list[_Replicate] = []
-    for record in records:
-        episode = bandit_episode(record)
-        if episode is None:
-            continue
-        episodes.append(episode)
-        truths.setdefault(episode.instance, record.ground_truth)
-        who.append(
-            _Replicate(
-                record.seed, record.repeat, record.run_id, record.episode_id,
-                record.agent.name, len(record.steps), episode.instance,
-            )
-        )  # fmt: skip
+    from_columns = _from_step_columns(records)
+    if from_columns is not None:  # the arrays straight from the run's step columns
+        for episode, row in from_columns:
+            episodes.append(episode)
+            truths.setdefault(episode.instance, row["ground_truth"])
+            who.append(
+                _Replicate(
+                    episode.seed, episode.repeat, str(row["run_id"]), str(row["episode_id"]),
+                    episode.agent, int(row["steps"]), episode.instance,
+                )
+            )  # fmt: skip
+    else:  # records held in memory: one pass, each kept as its arrays and a few identifiers
+        for record in records:
+            made = bandit_episode(record)
+            if made is None:
+                continue
+            episodes.append(made)
+            truths.setdefault(made.instance, record.ground_truth)
+            who.append(
+                _Replicate(
+                    record.seed, record.repeat, record.run_id, record.episode_id,
+                    record.agent.name, len(record.steps), made.instance,
+                )
+            )  # fmt: skip
     groups = group_episodes(episodes)
     if not groups:
         return []

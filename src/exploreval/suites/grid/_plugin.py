@@ -94,8 +94,17 @@ def register() -> None:
     register_report(
         FAMILY, "explore_exploit_figure1", f"{_M}._explore_exploit_report:figure1_report"
     )
+    register_run_metrics(
+        FAMILY,
+        "exploration_fraction",
+        f"{_M}._explore_exploit_tables:exploration_fraction_tables",
+        partial=f"{_M}._explore_exploit_tables:exploration_fractions",
+    )
     register_report(
-        FAMILY, "explore_exploit_figure4a", f"{_M}._explore_exploit_report:figure4a_report"
+        FAMILY,
+        "explore_exploit_figure4a",
+        f"{_M}._explore_exploit_report:figure4a_report",
+        uses_tables=True,
     )
     register_state_identity(FAMILY, f"{_M}._text:STATE_IDENTITY")
     register_budget(FAMILY, f"{_M}._metrics:record_budget")

@@ -101,7 +101,9 @@ def register() -> None:
             partial=f"{_M}._metrics:difficulty_row",
         )
         register_episode_metrics(family, family, f"{_M}._metrics:{family}_metrics")
-        register_report(family, "puzzle_difficulty", f"{_M}._report:difficulty_section")
+        register_report(
+            family, "puzzle_difficulty", f"{_M}._report:difficulty_section", uses_tables=True
+        )
         register_step_view(family, f"{_M}._viewer:step_view")
     register_suite(
         "puzzles-paper",

@@ -6,7 +6,7 @@ label. Points are joined only to guide the eye between adjacent levels."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,15 +30,28 @@ _LABELS = {
 
 
 def difficulty_section(
-    records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
+    records: Sequence[EpisodeRecord],
+    rows: pd.DataFrame,
+    out_dir: Path,
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[ReportSection]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    families = set(rows["family"]) if "family" in rows else {r.family for r in records}
+    stored = {
+        name: table
+        for name, table in (tables or {}).items()
+        if name.split("_by_", 1)[0] in families and "_by_" in name
+    }
+    # the run tables score stored (every episode of the family), else computed from the records
+    chosen = stored if tables is not None and stored else by_difficulty(records)
     sections = []
-    for name, table in by_difficulty(records).items():
+    if chosen:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for name, table in chosen.items():
         family, column = name.split("_by_", 1)
         fig, ax = plt.subplots(figsize=(6.5, 3.8), layout="constrained")
         table = table.copy()
