@@ -163,7 +163,7 @@ class Run:
     def sql(
         self, query: str, params: dict[str, Any] | None = None
     ) -> duckdb.DuckDBPyRelation | duckdb.DuckDBPyConnection:
-        """A DuckDB relation (``.df()``, ``.arrow()``, ``.pl()``) for ``query`` over the views;
+        """A DuckDB relation (``.df()``, ``.to_arrow_table()``, ``.pl()``) for ``query`` over the views;
         with ``params``, the executed statement (the same methods)."""
         if params:
             return self.connection().execute(query, params)

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from exploreval.analysis import _score, score_records, score_run
+from exploreval.core import WORKERS_ENV
 from exploreval.runner import run_experiment, spec_from_dict
 from exploreval.store import LazyRecords, RunDir, import_logs
 
@@ -128,7 +129,7 @@ def test_streamed_score_equals_scoring_the_records_in_memory(
     runs: dict[str, RunDir], name: str, workers: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = runs[name]
-    monkeypatch.setenv(_score.WORKERS_ENV, workers)
+    monkeypatch.setenv(WORKERS_ENV, workers)
     monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)  # several chunks, merged in log order
     streamed = score_run(run, write=False)
     held = score_records(list(run.latest_records().values()), run.read_manifest().run_id)

@@ -223,3 +223,42 @@ def test_any_step_info_is_stored_and_read_back(run_dir: Path, tmp_path_factory, 
             ):
                 have = json.loads(have)
             assert have == want or (isinstance(want, float) and have == pytest.approx(want))
+
+
+@pytest.mark.parametrize("workers", ["2", "3"])
+def test_a_parallel_sync_writes_what_one_process_writes(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    """Worker processes each ingest a byte range cut at a line start (numbered by counting
+    the newlines before it): the tables, the line numbers, the unreadable lines and the state
+    are those of a sync in one process, and a line still being written waits either way."""
+    from exploreval.core import WORKERS_ENV
+
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    for target in (serial, parallel):
+        shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("columns"))
+        with open(target / "episodes.jsonl", "ab") as fh:
+            fh.write(b"not json\n" + b'{"episode_id": "torn"')  # a bad line, then a torn one
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    one = RunColumns(serial).sync(part_episodes=4)
+    monkeypatch.setenv(WORKERS_ENV, workers)
+    many = RunColumns(parallel).sync(part_episodes=4)
+    assert (many.episodes, many.steps) == (one.episodes, one.steps) and one.episodes > 0
+    assert [(i.line, i.message) for i in many.issues] == [(i.line, i.message) for i in one.issues]
+    query = (
+        "select episode_id, line, log_offset, log_length, n_steps, success from all_episodes "
+        "order by line"
+    )
+    assert RunColumns(parallel).sql(query).fetchall() == RunColumns(serial).sql(query).fetchall()
+    steps = "select episode_id, line, t, action, valid, reward from all_steps order by line, t"
+    assert RunColumns(parallel).sql(steps).fetchall() == RunColumns(serial).sql(steps).fetchall()
+    state = json.loads((parallel / "columns" / "_state.json").read_text())
+    assert state == json.loads((serial / "columns" / "_state.json").read_text())
+    # the torn line is finished: either way, only it is ingested next
+    for target in (serial, parallel):
+        with open(target / "episodes.jsonl", "ab") as fh:
+            fh.write(b"}\n")
+        again = RunColumns(target).sync()
+        assert again.episodes == 1
+        last = RunColumns(target).sql("select max(line) from all_episodes").fetchall()[0]
+        assert last == (state["line"] + 1,)

@@ -266,23 +266,13 @@ def latest_episodes(run: RunDir) -> _Latest:
 CHUNK_EPISODES = 1024
 #: Below this many episodes a run is scored in this process (workers cost ~1 s to start).
 PARALLEL_FROM = 4096
-WORKERS_ENV = "EXPLOREVAL_SCORE_WORKERS"
 
 
 def score_workers(n_episodes: int) -> int:
-    """Worker processes for a score: ``EXPLOREVAL_SCORE_WORKERS`` if set, else one per core
-    (at most 8) from ``PARALLEL_FROM`` episodes on, else none (this process)."""
-    import os
+    """Worker processes for a score (``exploreval.core.analysis_workers``)."""
+    from exploreval.core import analysis_workers
 
-    text = os.environ.get(WORKERS_ENV, "").strip()
-    if text:
-        try:
-            return max(1, int(text))
-        except ValueError as exc:
-            raise ValueError(f"{WORKERS_ENV}={text!r}: expected a whole number of workers") from exc
-    if n_episodes < PARALLEL_FROM:
-        return 1
-    return max(1, min(os.cpu_count() or 1, 8))
+    return analysis_workers(n_episodes, PARALLEL_FROM)
 
 
 def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:

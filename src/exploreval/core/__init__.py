@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         scratch_root,
         unmount_under,
     )
-    from exploreval.core._memory import gc_paused
+    from exploreval.core._memory import WORKERS_ENV, analysis_workers, gc_paused
     from exploreval.core._options import option_bool
     from exploreval.core._plugins import (
         ENTRY_POINT_GROUP,
@@ -147,6 +147,8 @@ _EXPORTS: dict[str, str] = {
     "move_aside": "._sqlite",
     "env_spec": "._envs",
     "gc_paused": "._memory",
+    "analysis_workers": "._memory",
+    "WORKERS_ENV": "._memory",
     "episode_id": "._ids",
     "episode_json_schema": "._records",
     "install_plugin": "._plugins",
@@ -231,6 +233,8 @@ __all__ = [
     "move_aside",
     "env_spec",
     "gc_paused",
+    "analysis_workers",
+    "WORKERS_ENV",
     "episode_id",
     "episode_json_schema",
     "install_plugin",

@@ -33,3 +33,27 @@ def gc_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+#: Worker processes for analysis (a sync of the columns, a score); unset = one per core, at most 8.
+WORKERS_ENV = "EXPLOREVAL_ANALYSIS_WORKERS"
+
+
+def analysis_workers(work: int, parallel_from: int) -> int:
+    """How many worker processes bulk analysis of ``work`` units uses: ``EXPLOREVAL_ANALYSIS_
+    WORKERS`` when set (1 = this process), else one per core (at most 8) once ``work`` reaches
+    ``parallel_from`` (below it, starting workers costs more than it saves), else 1."""
+    import os
+
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    if text:
+        try:
+            count = int(text)
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise ValueError(f"{WORKERS_ENV}={text!r}: expected a whole number of workers >= 1")
+        return count
+    if work < parallel_from:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8))

@@ -64,6 +64,8 @@ COLUMNS = "columns"
 STATE = "_state.json"
 #: Unreadable lines kept in ``_state.json`` (every one is counted).
 MAX_STORED_ISSUES = 1000
+#: Log bytes from which a sync runs in worker processes (about 16,000 episodes of ~16 kB).
+PARALLEL_SYNC_BYTES = 256 * 1024 * 1024
 #: Episodes per part (and per Arrow batch in memory): bounds a sync's memory.
 PART_EPISODES = 2048
 #: ...or steps per part, whichever comes first.
@@ -334,31 +336,61 @@ class RunColumns:
         run_id = ""
         with contextlib.suppress(StoreError):
             run_id = self.run.read_manifest().run_id
-        batch = _Batch(offset)
-        with gc_paused(), open(log, "rb") as fh:
-            fh.seek(offset)
-            position = offset
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    break  # a line still being written (or torn by a crash): later
-                start = position
-                position += len(raw)
-                line += 1
-                data = _parse(raw, line, stats.issues)
-                if data is not None:
-                    batch.add(data, line, start, len(raw), run_id)
-                if batch.n_episodes >= part_episodes or batch.n_steps >= PART_STEPS:
-                    self._flush(batch, stats)
-                    self._write_state(
-                        self._new_state(log, position, line, known_issues + _dicts(stats.issues))
-                    )
-                    batch = _Batch(position)
-            if batch.n_episodes or position != offset:
-                self._flush(batch, stats)
-                self._write_state(
-                    self._new_state(log, position, line, known_issues + _dicts(stats.issues))
-                )
+        from exploreval.core import analysis_workers
+
+        workers = analysis_workers(size - offset, PARALLEL_SYNC_BYTES)
+        if workers > 1:
+            position, line = self._sync_parallel(
+                offset, line, size, run_id, part_episodes, workers, stats
+            )
+            self._write_state(
+                self._new_state(log, position, line, known_issues + _dicts(stats.issues))
+            )
+            return stats
+
+        def checkpoint(position: int, line: int) -> None:
+            self._write_state(
+                self._new_state(log, position, line, known_issues + _dicts(stats.issues))
+            )
+
+        _ingest(self, offset, None, line, run_id, part_episodes, stats, checkpoint)
         return stats
+
+    def _sync_parallel(
+        self,
+        offset: int,
+        line: int,
+        size: int,
+        run_id: str,
+        part_episodes: int,
+        workers: int,
+        stats: SyncStats,
+    ) -> tuple[int, int]:
+        """Ingest ``[offset, size)`` as ``workers`` byte ranges cut at line starts, one process
+        each (spawned: they import only this module). The state is written once, after every
+        range is in: a crash leaves parts past the recorded offset, which the next sync drops."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        starts, lines = _split_at_lines(self.run.episodes_path, offset, size, line, workers)
+        ends: list[int | None] = [*starts[1:], None]
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(len(starts), mp_context=context) as pool:
+            futures = [
+                pool.submit(
+                    _ingest_range, str(self.run.path), start, end, first, run_id, part_episodes
+                )
+                for start, end, first in zip(starts, ends, lines, strict=True)
+            ]
+            results = [f.result() for f in futures]
+        position, last_line = offset, line
+        for part_stats, end_position, end_line in results:
+            stats.episodes += part_stats.episodes
+            stats.steps += part_stats.steps
+            stats.parts += part_stats.parts
+            stats.issues += part_stats.issues
+            position, last_line = end_position, end_line
+        return position, last_line
 
     @staticmethod
     def _new_state(
@@ -419,7 +451,7 @@ class RunColumns:
 
     def sql(self, query: str) -> duckdb.DuckDBPyRelation:
         """Run ``query`` over this run's views; returns a DuckDB relation (``.df()``,
-        ``.arrow()``, ``.pl()``, ``.fetchall()``)."""
+        ``.to_arrow_table()``, ``.pl()``, ``.fetchall()``)."""
         return self.connect().sql(query)
 
     def latest_offsets(self) -> list[tuple[int, int]]:
@@ -480,6 +512,82 @@ class ChainedRecords(Sequence[EpisodeRecord]):
             if hasattr(part, "clear"):
                 part.clear()
         self.parts = []
+
+
+def _ingest(
+    columns: RunColumns,
+    offset: int,
+    end: int | None,
+    line: int,
+    run_id: str,
+    part_episodes: int,
+    stats: SyncStats,
+    checkpoint: Any = None,
+) -> tuple[int, int]:
+    """Put the complete lines of ``[offset, end)`` (``end`` None: to the last complete line)
+    into parts; ``checkpoint(position, line)`` after each part. Returns where it stopped."""
+    batch = _Batch(offset)
+    position = offset
+    with gc_paused(), open(columns.run.episodes_path, "rb") as fh:
+        fh.seek(offset)
+        for raw in fh:
+            if end is not None and position >= end:
+                break
+            if not raw.endswith(b"\n"):
+                break  # a line still being written (or torn by a crash): later
+            start = position
+            position += len(raw)
+            line += 1
+            data = _parse(raw, line, stats.issues)
+            if data is not None:
+                batch.add(data, line, start, len(raw), run_id)
+            if batch.n_episodes >= part_episodes or batch.n_steps >= PART_STEPS:
+                columns._flush(batch, stats)
+                if checkpoint is not None:
+                    checkpoint(position, line)
+                batch = _Batch(position)
+        if batch.n_episodes or position != offset:
+            columns._flush(batch, stats)
+            if checkpoint is not None:
+                checkpoint(position, line)
+    return position, line
+
+
+def _ingest_range(
+    run_path: str, start: int, end: int | None, first_line: int, run_id: str, part_episodes: int
+) -> tuple[SyncStats, int, int]:
+    """One worker's share of a parallel sync (``RunColumns._sync_parallel``)."""
+    stats = SyncStats()
+    position, line = _ingest(
+        RunColumns(run_path), start, end, first_line, run_id, part_episodes, stats
+    )
+    return stats, position, line
+
+
+def _split_at_lines(
+    log: Path, offset: int, size: int, line: int, pieces: int
+) -> tuple[list[int], list[int]]:
+    """Cut ``[offset, size)`` into about equal byte ranges that start at line starts; returns
+    the starts and the number of lines before each (counted, not parsed)."""
+    step = (size - offset) // pieces
+    starts = [offset]
+    with open(log, "rb") as fh:
+        for index in range(1, pieces):
+            fh.seek(offset + index * step)
+            fh.readline()  # to the next line start
+            cut = fh.tell()
+            if starts[-1] < cut < size:
+                starts.append(cut)
+        lines = [line]
+        for begin, finish in zip(starts, starts[1:], strict=False):
+            fh.seek(begin)
+            count, left = 0, finish - begin
+            while left:
+                chunk = fh.read(min(left, 1 << 24))
+                count += chunk.count(b"\n")
+                left -= len(chunk)
+            lines.append(lines[-1] + count)
+    return starts, lines
 
 
 def _dicts(issues: list[LogIssue]) -> list[dict[str, Any]]:
