@@ -262,3 +262,33 @@ def test_a_parallel_sync_writes_what_one_process_writes(
         assert again.episodes == 1
         last = RunColumns(target).sql("select max(line) from all_episodes").fetchall()[0]
         assert last == (state["line"] + 1,)
+
+
+def test_a_record_that_does_not_fit_is_reported_and_the_rest_are_kept(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """A line that is JSON but not a valid record (a step's ``t`` that is text) is reported by
+    line and field, as a read of the log reports it, and every other line of its part is kept;
+    a value the record model coerces (``"3"`` for ``t``) is stored as the record has it."""
+    from exploreval.analysis import score_run
+
+    path = _copy(run_dir, tmp_path)
+    lines = (path / "episodes.jsonl").read_text().splitlines()
+    bad = json.loads(lines[0]) | {"episode_id": "bad-t"}
+    bad["steps"] = [dict(bad["steps"][0], t="soon"), *bad["steps"][1:]]
+    coerced = json.loads(lines[1]) | {"episode_id": "coerced-t"}
+    coerced["steps"] = [
+        dict(coerced["steps"][0], t=str(coerced["steps"][0]["t"])),
+        *coerced["steps"][1:],
+    ]
+    with open(path / "episodes.jsonl", "a") as fh:
+        fh.write(json.dumps(bad) + "\n" + json.dumps(coerced) + "\n")
+    stats = RunColumns(path).sync()
+    assert [(i.line, i.message.split(":")[0]) for i in stats.issues] == [
+        (len(lines) + 1, "field 'steps.0.t'")
+    ]
+    ids = {r[0] for r in RunColumns(path).sql("select episode_id from episodes").fetchall()}
+    assert "bad-t" not in ids and "coerced-t" in ids and len(ids) == len(lines) + 1
+    result = score_run(RunDir(path), write=False)
+    assert "coerced-t" in set(result.table["episode_id"]) and len(result.table) == len(lines) + 1
+    assert [i.line for i in result.issues] == [len(lines) + 1]

@@ -64,6 +64,8 @@ COLUMNS = "columns"
 STATE = "_state.json"
 #: Unreadable lines kept in ``_state.json`` (every one is counted).
 MAX_STORED_ISSUES = 1000
+#: What Arrow raises when a value does not fit its column's type.
+_CONVERSION_ERRORS: tuple[type[BaseException], ...] = (TypeError, ValueError, OverflowError)
 #: Log bytes from which a sync runs in worker processes (about 16,000 episodes of ~16 kB).
 PARALLEL_SYNC_BYTES = 256 * 1024 * 1024
 #: Episodes per part (and per Arrow batch in memory): bounds a sync's memory.
@@ -126,6 +128,42 @@ class _Batch:
         self.where.append((line, offset, length))
         self.n_episodes += 1
         self.n_steps += len(data.get("steps") or ())
+
+    def drop_unfit(self, issues: list[LogIssue]) -> None:
+        """Leave out the records that are not valid episode records (each reported by line,
+        as a read of the log reports it) and store the others as validated, so a value the
+        record model coerces fits its column."""
+        from pydantic import ValidationError
+
+        keep: list[int] = []
+        for index, (data, (line, _, _)) in enumerate(zip(self.records, self.where, strict=True)):
+            try:
+                # what a read of the log would make of it: coerced values ("3" for a step's t)
+                # are stored as the record has them
+                fitted = EpisodeRecord.model_validate(data).model_dump(mode="json")
+                fitted["run_id"] = data.get("run_id") or fitted.get("run_id")
+                _Batch._alone(fitted).tables()
+                self.records[index] = fitted
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                issues.append(LogIssue(line, f"field {where!r}: {first['msg']}"))
+                continue
+            except _CONVERSION_ERRORS as exc:
+                issues.append(LogIssue(line, f"does not fit the column types: {exc}"))
+                continue
+            keep.append(index)
+        self.records = [self.records[i] for i in keep]
+        self.where = [self.where[i] for i in keep]
+        self.n_episodes = len(self.records)
+        self.n_steps = sum(len(r.get("steps") or ()) for r in self.records)
+
+    @staticmethod
+    def _alone(data: dict[str, Any]) -> _Batch:
+        batch = _Batch(0)
+        batch.records, batch.where = [data], [(0, 0, 0)]
+        batch.n_episodes, batch.n_steps = 1, len(data.get("steps") or ())
+        return batch
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
         import numpy as np
@@ -425,7 +463,16 @@ class RunColumns:
 
         if not batch.n_episodes:
             return
-        episodes, steps = batch.tables()
+        try:
+            episodes, steps = batch.tables()
+        except _CONVERSION_ERRORS:
+            # a record whose fields do not fit their columns (a step's ``t`` that is text): the
+            # records are checked one by one, the unfit ones reported and left out, as a read
+            # of the log reports and skips them
+            batch.drop_unfit(stats.issues)
+            if not batch.n_episodes:
+                return
+            episodes, steps = batch.tables()
         name = f"part-{batch.start:016d}.parquet"
         for table, target in ((steps, self.steps_dir / name), (episodes, self.episodes_dir / name)):
             tmp = unique_tmp(target)
