@@ -14,9 +14,19 @@ from exploreval.viewer import INDEX_DIR, EpisodeIndex, load_index
 from exploreval.viewer._index import _OFFSETS
 
 
-@pytest.fixture()
-def run(runs: dict[str, Path], tmp_path: Path) -> Path:
-    """A private copy of the grid run (these tests append to and rewrite its log)."""
+@pytest.fixture(params=["log", "columns"])
+def run(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """A private copy of the grid run (these tests append to and rewrite its log). Every test
+    runs twice: the index parses new log lines itself, or reads them from the run's columns
+    (what it does from ``COLUMNS_FROM_BYTES`` of new log on); both must give the same rows."""
+    from exploreval.viewer import _index
+
+    monkeypatch.setattr(_index, "COLUMNS_FROM_BYTES", 0 if request.param == "columns" else 1 << 60)
     copy = tmp_path / "run"
     shutil.copytree(runs["grid"], copy, ignore=shutil.ignore_patterns(INDEX_DIR))
     return copy
@@ -117,7 +127,7 @@ def test_unreadable_lines_are_named_not_fatal(run: Path) -> None:
     with open(run / "episodes.jsonl", "a", encoding="utf-8") as fh:
         fh.write("{not json\n")
     index = load_index(run)
-    assert any("unreadable line" in issue for issue in index.issues)
+    assert any("unreadable line" in i or "not valid JSON" in i for i in index.issues)
     assert_matches_store(run)
 
 

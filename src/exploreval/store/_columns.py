@@ -441,6 +441,11 @@ class RunColumns:
             "issues": issues[:MAX_STORED_ISSUES], "issue_count": len(issues),
         }  # fmt: skip
 
+    def state(self) -> dict[str, Any]:
+        """``_state.json``: how much of the log is in (``offset``, ``line``), its identity, the
+        schema version and the unreadable lines ({} before the first sync)."""
+        return dict(self._state() or {})
+
     def issues(self) -> list[LogIssue]:
         """Lines of the log that could not be put in the tables (not JSON, not an episode
         record, a newer schema), as every sync so far found them (the first

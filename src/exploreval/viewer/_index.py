@@ -324,6 +324,94 @@ def _scan(index: EpisodeIndex, start: int, suites: dict[str, str]) -> None:
     index.scanned_bytes = offset
 
 
+#: From this many new log bytes on, the index reads the run's columns (synced if need be: one
+#: columnar query) instead of parsing every new line itself.
+COLUMNS_FROM_BYTES = 8 * 1024 * 1024
+
+_COLUMN_ROWS = """
+    select e.episode_id, e.log_offset, e.log_length, e.env_id, e.family, e.preset, e.agent,
+        e.status, e.seed, e.repeat, e.success, e.total_reward, e.prompt_tokens,
+        e.completion_tokens, e.cost_usd, coalesce(s.acting, 0), coalesce(s.invalid, 0),
+        coalesce(s.retries, 0)
+    from all_episodes e left join (
+        select line, count(*) filter (where phase = 'task') as acting,
+            count(*) filter (where phase = 'task' and valid = false) as invalid,
+            sum(coalesce(retries, 0)) as retries
+        from all_steps
+        where line in (select line from all_episodes where log_offset >= {start})
+        group by line
+    ) s using (line)
+    where e.log_offset >= {start}
+    order by e.line
+"""
+
+
+def _scan_columns(index: EpisodeIndex, start: int, suites: dict[str, str]) -> bool:
+    """Index the new lines from the run's columns (``exploreval.store.RunColumns``): the same
+    rows as ``_scan`` without parsing the log here. False when the columns cannot be had (a
+    read-only run directory): the caller scans the log."""
+    from exploreval.store import RunColumns
+
+    columns = RunColumns(index.run_dir)
+    try:
+        stats = columns.sync()
+        con = columns.connect()
+    except (OSError, StoreError):
+        return False
+    try:
+        rows = con.sql(_COLUMN_ROWS.format(start=int(start))).fetchall()
+        before = con.sql(
+            f"select coalesce(max(line), 0) from all_episodes where log_offset < {int(start)}"
+        ).fetchall()[0][0]
+        state = columns.state()
+    finally:
+        con.close()
+    path = index.run_dir / EPISODES
+    # the unreadable lines past what the index had (this sync's, or an earlier one's)
+    new_issues = [i for i in columns.issues() if i.line > int(before)] or stats.issues
+    index.issues += [f"{path} line {i.line}: {i.message}" for i in new_issues]
+    cols = index.columns
+    status_col = cols["status"]
+    for (
+        eid, here, length, env, family, preset, agent, status, seed, repeat, success, reward,
+        prompt, completion, cost, acting, invalid, retries,
+    ) in rows:  # fmt: skip
+        status = str(status or "ok")
+        values = {
+            "env": str(env or ""),
+            "family": str(family or ""),
+            "suite": suites.get(str(family or ""), str(family or "")),
+            "preset": str(preset or ""),
+            "agent": str(agent or ""),
+            "status": status,
+            "seed": seed,
+            "repeat": repeat if repeat is not None else 0,
+            "success": 1 if success else 0,
+            "steps": int(acting),
+            "invalid": int(invalid),
+            "reward": _round(reward if reward is not None else 0.0),
+            "tokens": int(prompt or 0) + int(completion or 0),
+            "cost": _round(cost if cost is not None else 0.0),
+            "retries": int(retries),
+            "has_errors": 1 if (status != "ok" or invalid > 0) else 0,
+        }
+        row = index.row_of(eid)
+        if row is None:
+            row = len(index.offsets)
+            index._row_of[eid] = row
+            cols["id"].append(eid)
+            index.offsets.append(int(here))
+            index.lengths.append(int(length))
+            for name, value in values.items():
+                cols[name].append(value)
+        elif status == "ok" or status_col[row] != "ok":
+            index.offsets[row], index.lengths[row] = int(here), int(length)
+            for name, value in values.items():
+                cols[name][row] = value
+    index.scanned_bytes = int(state.get("offset", start))
+    return True
+
+
 def _results_stamp(run_dir: Path) -> str:
     try:
         stat = (run_dir / RESULTS).stat()
@@ -440,7 +528,11 @@ def load_index(run_path: str | os.PathLike[str], *, save: bool = True) -> Episod
         index = EpisodeIndex(run.path, manifest.run_id, manifest.name, columns=_empty_columns())
     index.run_id, index.name = manifest.run_id, manifest.name
     if size > index.scanned_bytes:
-        _scan(index, index.scanned_bytes, _suite_of_family())
+        suites = _suite_of_family()
+        if size - index.scanned_bytes < COLUMNS_FROM_BYTES or not _scan_columns(
+            index, index.scanned_bytes, suites
+        ):
+            _scan(index, index.scanned_bytes, suites)
     index.head_hash = _head_hash(log, index.scanned_bytes)
     _load_metrics(index)
     if save:
