@@ -10,13 +10,14 @@ terminal tasks in real sandboxes, and a real Terminal-Bench run imported as ship
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from exploreval.analysis import _score, score_records, score_run
-from exploreval.core import WORKERS_ENV
+from exploreval.core import WORKERS_ENV, EpisodeRecord
 from exploreval.runner import run_experiment, spec_from_dict
 from exploreval.store import LazyRecords, RunDir, import_logs
 
@@ -191,3 +192,32 @@ def test_report_sections_from_rows_tables_and_columns_equal_sections_from_record
         assert [s.markdown for s in from_columns] == [s.markdown for s in from_records], entry.name
         drawn += len(from_records)
     assert drawn > 0
+
+
+def _longest_per_agent(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
+    """A third party's run metric in the plain form: all records in, one table out."""
+    longest: dict[str, int] = {}
+    for record in records:
+        longest[record.agent.name] = max(longest.get(record.agent.name, 0), len(record.steps))
+    return {"longest": pd.DataFrame(sorted(longest.items()), columns=["agent", "steps"])}
+
+
+@pytest.mark.slow
+def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
+    runs: dict[str, RunDir], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registered by hand in this process (not by a plugin): the forked workers see it, and
+    its records arrive as a stream from the log, the same records ``score_records`` gives."""
+    from exploreval.metrics import METRIC_REGISTRY, register_run_metrics
+
+    register_run_metrics("grid", "longest", _longest_per_agent)
+    try:
+        monkeypatch.setenv(WORKERS_ENV, "2")
+        monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)
+        run = runs["native"]
+        streamed = score_run(run, write=False)
+        held = score_records(list(run.latest_records().values()))
+    finally:
+        METRIC_REGISTRY.unregister("run:grid:longest")
+    assert not streamed.tables["longest"].empty
+    pd.testing.assert_frame_equal(streamed.tables["longest"], held.tables["longest"])

@@ -312,12 +312,14 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
             for part in pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks)):
                 take(part)
     table = _concat(frames)
-    legacy = {entry.key: latest.ok.where(entry.entry.family) for entry in partials.record_entries()}
+    valid = _valid_only(latest.ok, issues, latest)
+    # a run metric registered without a map side gets the records, streamed from the log
+    legacy = {entry.key: valid.where(entry.entry.family) for entry in partials.record_entries()}
     return ScoreResult(
         table=table,
-        tables=partials.tables(legacy) if len(latest.ok) else {},
+        tables=partials.tables(legacy) if len(valid) else {},
         issues=issues,
-        records=_valid_only(latest.ok, issues, latest),
+        records=valid,
         errors=latest.errors,
         run_id=run_id,
         error_table=_concat(error_frames),
@@ -383,7 +385,7 @@ def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) ->
                 partials.add(record)
             else:
                 errors.append(identity_row(record, run_id))
-    return _ChunkScore(pd.DataFrame(rows), pd.DataFrame(errors), partials, issues)
+    return _ChunkScore(pd.DataFrame(rows), pd.DataFrame(errors), partials.compact(), issues)
 
 
 #: Tables a model computed (``score --judge-model``), under ``tables/judged/``: kept apart from

@@ -78,7 +78,9 @@ def register_run_metrics(
 
     With ``partial``, ``partial(record)`` is a small picklable summary of one record and
     ``fn(summaries)`` makes the tables from the summaries of every ``ok`` record of ``family``,
-    in log order (module docstring: map/reduce, bounded memory); without it ``fn(records)``."""
+    in log order (module docstring: map/reduce, bounded memory); when the summaries are rows
+    (dicts; None for a record to skip) ``fn`` gets them as one DataFrame. Without ``partial``
+    ``fn(records)``."""
     METRIC_REGISTRY.register(
         f"run:{family}:{name}",
         MetricEntry(name, family, "run", fn, current_plugin(), partial),
@@ -164,6 +166,9 @@ class RunPartials:
 
     def __init__(self) -> None:
         self.summaries: dict[str, list[Any]] = {}
+        #: Summaries that are rows (dicts), kept as columns: a few bytes per value, not a dict
+        #: per record (``compact``); their reduce gets one DataFrame.
+        self.frames: dict[str, list[pd.DataFrame]] = {}
         self.families: set[str] = set()
 
     def add(self, record: EpisodeRecord) -> None:
@@ -184,6 +189,27 @@ class RunPartials:
         self.families |= other.families
         for key, values in other.summaries.items():
             self.summaries.setdefault(key, []).extend(values)
+        for key, frames in other.frames.items():
+            self.frames.setdefault(key, []).extend(frames)
+
+    def compact(self) -> RunPartials:
+        """Store each metric's row summaries (all dicts, or None for a record it skips) as a
+        DataFrame chunk: a run metric whose map side returns rows then gets its rows as one
+        DataFrame, whether the records were scored in memory or streamed by workers."""
+        import pandas as pd
+
+        for key in list(self.summaries):
+            values = self.summaries[key]
+            if key in self.frames or (
+                values
+                and all(v is None or isinstance(v, dict) for v in values)
+                and any(isinstance(v, dict) for v in values)
+            ):
+                rows = [v for v in values if v is not None]
+                if rows:
+                    self.frames.setdefault(key, []).append(pd.DataFrame(rows))
+                del self.summaries[key]
+        return self
 
     def record_entries(self) -> list[_RunEntry]:
         """Run metrics without ``partial`` that apply to a family seen: they need the records."""
@@ -198,12 +224,18 @@ class RunPartials:
     ) -> dict[str, pd.DataFrame]:
         """Reduce: every applicable table. ``records``: for each ``record_entries`` key, the
         records (or a stream of them) that metric is given."""
+        import pandas as pd
+
+        self.compact()
         tables: dict[str, pd.DataFrame] = {}
         for entry in _entries("run"):
             key = f"{entry.family}:{entry.name}"
             if entry.partial is not None:
-                values = self.summaries.get(key)
-                if values:
+                frames = self.frames.get(key)
+                values: Any = (
+                    pd.concat(frames, ignore_index=True) if frames else self.summaries.get(key)
+                )
+                if values is not None and len(values):
                     tables.update(resolve(entry.fn)(values))
             elif records is not None and key in records and len(records[key]):
                 tables.update(resolve(entry.fn)(records[key]))

@@ -109,13 +109,15 @@ def difficulty_row(record: EpisodeRecord) -> dict[str, Any] | None:
     """One ``ok`` puzzle episode as ``by_difficulty`` needs it (the map side of the run metric)."""
     if record.family not in DIFFICULTY or record.status != "ok":
         return None
-    key, column = DIFFICULTY[record.family]
+    key, _column = DIFFICULTY[record.family]
     return {
         "family": record.family,
         "env_id": record.env_id,
         "preset": record.preset or "-",
         "agent": record.agent.name,
-        column: record.ground_truth.get(key),
+        # one column for every family (named per family in the table): rows of several
+        # puzzle families in one frame keep their difficulty's own type
+        "difficulty": record.ground_truth.get(key),
         "success": bool(record.success),
         "steps": len(record.steps),
         "final_progress": _final(record)[0],
@@ -127,18 +129,25 @@ def by_difficulty(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
     return by_difficulty_from_rows([difficulty_row(r) for r in records])
 
 
-def by_difficulty_from_rows(rows: Sequence[dict[str, Any] | None]) -> dict[str, pd.DataFrame]:
+def by_difficulty_from_rows(
+    rows: pd.DataFrame | Sequence[dict[str, Any] | None],
+) -> dict[str, pd.DataFrame]:
     """The reduce side of ``by_difficulty``, from the episodes' ``difficulty_row``s."""
+    every = (
+        rows
+        if isinstance(rows, pd.DataFrame)
+        else pd.DataFrame([row for row in rows if row is not None])
+    )
     tables: dict[str, pd.DataFrame] = {}
     for family, (_key, column) in DIFFICULTY.items():
-        kept = [
-            {k: v for k, v in row.items() if k != "family"}
-            for row in rows
-            if row is not None and row["family"] == family
-        ]
-        if not kept:
+        if every.empty:
             continue
-        frame = pd.DataFrame(kept)
+        frame = every[every["family"] == family]
+        if frame.empty:
+            continue
+        frame = frame[["env_id", "preset", "agent", "difficulty", "success", "steps",
+                       "final_progress"]].rename(columns={"difficulty": column})  # fmt: skip
+        frame[column] = frame[column].infer_objects()
         tables[f"{family}_by_{column}"] = (
             frame.groupby(["env_id", "preset", "agent", column], dropna=False)
             .agg(
