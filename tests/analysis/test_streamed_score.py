@@ -221,3 +221,29 @@ def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
         METRIC_REGISTRY.unregister("run:grid:longest")
     assert not streamed.tables["longest"].empty
     pd.testing.assert_frame_equal(streamed.tables["longest"], held.tables["longest"])
+
+
+def test_a_line_that_fails_validation_is_reported_and_the_stored_scores_are_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line that fits the columns but is not a valid record (an unknown status) is left out
+    of the scores and named with its line and field; the next score reuses the stored results
+    and reports it again, without scoring anything."""
+    import orjson
+
+    spec = {"suites": [NATIVE["suites"][0]], "agents": [{"kind": "scripted", "agent": "random"}]}
+    run_experiment(spec_from_dict(spec, "test"), str(tmp_path / "run"))
+    run = RunDir(tmp_path / "run")
+    first = orjson.loads(run.episodes_path.read_bytes().splitlines()[0])
+    with open(run.episodes_path, "ab") as fh:
+        fh.write(orjson.dumps({**first, "episode_id": "odd", "status": "weird"}) + b"\n")
+    scored = score_run(run)
+    bad = [i for i in scored.issues if "status" in i.message]
+    assert [i.line for i in bad] == [4] and "odd" not in set(scored.all_rows()["episode_id"])
+    calls: list[int] = []
+    monkeypatch.setattr(_score, "score_streamed", lambda *a, **k: calls.append(1))
+    again = score_run(run)
+    assert calls == [] and [(i.line, i.message) for i in again.issues] == [
+        (i.line, i.message) for i in scored.issues
+    ]
+    assert len(again.records) == len(again.table) == 3

@@ -166,12 +166,20 @@ def _cached_result(
         return None
     ok = rows["status"] == "ok" if "status" in rows else pd.Series(True, index=rows.index)
     table = rows[ok].reset_index(drop=True)
-    if len(table) != len(latest.ok):
+    column_issues = {(i.line, i.message) for i in latest.issues}
+    invalid = [
+        LogIssue(int(i["line"]), str(i["message"]))
+        for i in meta.get("invalid", [])
+        if (int(i["line"]), str(i["message"])) not in column_issues
+    ]
+    records = _valid_only(latest.ok, invalid, latest)
+    if len(table) != len(records):
         return None
     return ScoreResult(
         table=table,
         tables=tables,
-        records=latest.ok,
+        issues=invalid,
+        records=records,
         errors=latest.errors,
         run_id=run_id,
         error_table=rows[~ok].reset_index(drop=True),
@@ -213,7 +221,12 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
                 if name not in judged:
                     _write_table(table, run.tables_dir / f"{name}.parquet")
             if stamp == score_stamp(run, run_id):  # the log did not grow meanwhile
-                meta = {"stamp": stamp, "tables": sorted(set(result.tables) - set(judged))}
+                meta = {
+                    "stamp": stamp,
+                    "tables": sorted(set(result.tables) - set(judged)),
+                    # lines left out for failing validation: the stored rows have none of them
+                    "invalid": [{"line": i.line, "message": i.message} for i in result.issues],
+                }
                 (run.tables_dir / SCORE_META).write_text(json.dumps(meta), encoding="utf-8")
         except OSError as exc:
             raise describe_os_error("write results to", run.path, exc) from exc
@@ -298,6 +311,13 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         partials.extend(part.partials)
         issues.extend(part.issues)
 
+    import threading
+
+    # Workers are forked (they must see metrics registered in this process, not only plugins'),
+    # and forking a process with other threads running can copy a lock one of them holds: then
+    # the run is scored here instead (a `local:` model's server thread after `exploreval run`).
+    if threading.active_count() > 1:
+        workers = 1
     if workers <= 1 or len(chunks) <= 1:
         for chunk in chunks:
             take(score_chunk(log, chunk, run_id))
