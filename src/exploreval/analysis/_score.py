@@ -311,13 +311,6 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         partials.extend(part.partials)
         issues.extend(part.issues)
 
-    import threading
-
-    # Workers are forked (they must see metrics registered in this process, not only plugins'),
-    # and forking a process with other threads running can copy a lock one of them holds: then
-    # the run is scored here instead (a `local:` model's server thread after `exploreval run`).
-    if threading.active_count() > 1:
-        workers = 1
     if workers <= 1 or len(chunks) <= 1:
         for chunk in chunks:
             take(score_chunk(log, chunk, run_id))
@@ -326,7 +319,9 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         from concurrent.futures import ProcessPoolExecutor
 
         # fork: the workers inherit every metric registered in this process (a plugin's, or
-        # one a script registered by hand); they run only Python, never DuckDB
+        # one a script registered by hand), which a spawned worker would not see. They run only
+        # Python (never DuckDB); exploreval's own threads (env pool, spawner) are idle between
+        # runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1 scores in-process.
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
             for part in pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks)):
