@@ -206,11 +206,19 @@ def _longest_per_agent(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFra
 def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
     runs: dict[str, RunDir], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Registered by hand in this process (not by a plugin): the forked workers see it, and
-    its records arrive as a stream from the log, the same records ``score_records`` gives."""
+    """Registered by hand in this process (not by a plugin), even after an in-process run left
+    exploreval's thread pools alive: the forked workers see it, and its records arrive as a
+    stream from the log, the same records ``score_records`` gives."""
     from exploreval.metrics import METRIC_REGISTRY, register_run_metrics
 
     register_run_metrics("grid", "longest", _longest_per_agent)
+    # which processes mapped the records: the workers, not this one
+    register_run_metrics(
+        "grid",
+        "pids",
+        lambda pids: {"pids": pd.DataFrame({"pid": sorted(set(pids))})},
+        partial=lambda record: os.getpid(),
+    )
     try:
         monkeypatch.setenv(WORKERS_ENV, "2")
         monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)
@@ -219,6 +227,9 @@ def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
         held = score_records(list(run.latest_records().values()))
     finally:
         METRIC_REGISTRY.unregister("run:grid:longest")
+        METRIC_REGISTRY.unregister("run:grid:pids")
+    assert os.getpid() not in set(streamed.tables["pids"]["pid"])
+    assert len(streamed.tables["pids"]) >= 2  # the chunks were shared out
     assert not streamed.tables["longest"].empty
     pd.testing.assert_frame_equal(streamed.tables["longest"], held.tables["longest"])
 
