@@ -373,7 +373,7 @@ def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) ->
 
     from exploreval.core import migrate_record
     from exploreval.metrics import RunPartials
-    from exploreval.store import parse_log_line
+    from exploreval.store import parse_log_line, validation_issue
 
     rows: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -388,9 +388,7 @@ def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) ->
             try:
                 record = EpisodeRecord.model_validate(migrate_record(data))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                issues.append(LogIssue(line, f"field {where!r}: {first['msg']}"))
+                issues.append(validation_issue(line, exc))
                 continue
             except ValueError as exc:
                 issues.append(LogIssue(line, str(exc)))

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         list_runs,
         parse_log_line,
         unique_tmp,
+        validation_issue,
         write_atomic,
     )
 
@@ -66,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "LogImportError": "._import_common",
     "LogIssue": "._run",
     "parse_log_line": "._run",
+    "validation_issue": "._run",
     "MANIFEST": "._run",
     "PromptBatch": "._blobs",
     "RESULTS": "._run",
@@ -101,6 +103,7 @@ __all__ = [
     "LogImportError",
     "LogIssue",
     "parse_log_line",
+    "validation_issue",
     "MANIFEST",
     "PromptBatch",
     "RESULTS",

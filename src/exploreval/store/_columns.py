@@ -51,7 +51,7 @@ import orjson
 from exploreval.core import EpisodeRecord, gc_paused, migrate_record
 from exploreval.core._files import unique_tmp, write_atomic
 from exploreval.store._errors import StoreError, describe_os_error
-from exploreval.store._run import LogIssue, RunDir, parse_log_line
+from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_issue
 
 if TYPE_CHECKING:
     import duckdb
@@ -145,9 +145,7 @@ class _Batch:
                 _Batch._alone(fitted).tables()
                 self.records[index] = fitted
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                issues.append(LogIssue(line, f"field {where!r}: {first['msg']}"))
+                issues.append(validation_issue(line, exc))
                 continue
             except _CONVERSION_ERRORS as exc:
                 issues.append(LogIssue(line, f"does not fit the column types: {exc}"))

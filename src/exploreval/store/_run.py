@@ -122,6 +122,14 @@ def parse_log_line(raw: bytes, number: int, issues: list[LogIssue] | None) -> di
     return data
 
 
+def validation_issue(line: int, exc: ValidationError) -> LogIssue:
+    """A line that is JSON but not a valid record, named by its first bad field (every reader
+    of the log says it the same way)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return LogIssue(line, f"field {where!r}: {first['msg']}")
+
+
 class RunDir:
     """One run directory. Cheap to construct; files are created on demand."""
 
@@ -337,10 +345,8 @@ class RunDir:
                 try:
                     yield EpisodeRecord.model_validate(data)
                 except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"])
                     if issues is not None:
-                        issues.append(LogIssue(number, f"field {where!r}: {first['msg']}"))
+                        issues.append(validation_issue(number, exc))
 
     def latest_records(self, issues: list[LogIssue] | None = None) -> dict[str, EpisodeRecord]:
         """Last record per episode id (a re-run after an error supersedes the error).
