@@ -247,30 +247,61 @@ class _Latest:
 
     ok: LazyRecords
     errors: LazyRecords
-    #: (offset, length, line) of every latest record, ok and errored, in that order.
-    spans: list[tuple[int, int, int]]
+    #: offset, length and line of every latest record, ok and errored, in that order (int64).
+    offsets: Any
+    lengths: Any
+    lines: Any
     issues: list[LogIssue]
+
+    def chunks(self, size: int) -> list[list[tuple[int, int, int]]]:
+        """The spans as (offset, length, line) tuples, ``size`` at a time (one worker task)."""
+        return [
+            list(
+                zip(
+                    self.offsets[i : i + size].tolist(),
+                    self.lengths[i : i + size].tolist(),
+                    self.lines[i : i + size].tolist(),
+                    strict=True,
+                )
+            )
+            for i in range(0, len(self.offsets), size)
+        ]
 
 
 def latest_episodes(run: RunDir) -> _Latest:
     """Sync the run's columns and read which log spans hold each episode's latest record: one
-    small query over the episode table, no record parsed."""
+    small query over the episode table, no record parsed; kept as arrays (a million episodes
+    take tens of megabytes)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
     columns = RunColumns(run)
     columns.sync()
     con = columns.connect()
-    rows = con.sql(
-        "select e.log_offset, e.log_length, e.line, e.family, e.status from episodes e "
-        "join (select episode_id, min(line) as first from all_episodes group by 1) f "
-        "using (episode_id) order by f.first"
-    ).fetchall()
-    con.close()
-    ok = [(int(o), int(n), str(f)) for o, n, _, f, s in rows if s == "ok"]
-    bad = [(int(o), int(n), str(f)) for o, n, _, f, s in rows if s != "ok"]
+    try:
+        table = con.sql(
+            "select e.log_offset, e.log_length, e.line, e.family, e.status = 'ok' as ok "
+            "from episodes e join (select episode_id, min(line) as first from all_episodes "
+            "group by 1) f using (episode_id) order by f.first"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    offsets = table.column("log_offset").to_numpy().astype(np.int64)
+    lengths = table.column("log_length").to_numpy().astype(np.int64)
+    lines = table.column("line").to_numpy().astype(np.int64)
+    ok = table.column("ok").to_numpy(zero_copy_only=False).astype(bool)
+    # families as a few shared strings, not one string object per episode
+    encoded = pc.dictionary_encode(pc.fill_null(table.column("family").combine_chunks(), ""))
+    names = np.asarray([str(v) for v in encoded.dictionary.to_pylist()], dtype=object)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    families = names[codes] if len(names) else np.empty(len(offsets), dtype=object)
     log = run.episodes_path
     return _Latest(
-        ok=LazyRecords(log, [(o, n) for o, n, _ in ok], [f for _, _, f in ok]),
-        errors=LazyRecords(log, [(o, n) for o, n, _ in bad], [f for _, _, f in bad]),
-        spans=[(int(o), int(n), int(line)) for o, n, line, _, _ in rows],
+        ok=LazyRecords(log, np.stack([offsets[ok], lengths[ok]], axis=1), families[ok]),
+        errors=LazyRecords(log, np.stack([offsets[~ok], lengths[~ok]], axis=1), families[~ok]),
+        offsets=offsets,
+        lengths=lengths,
+        lines=lines,
         issues=columns.issues(),
     )
 
@@ -295,10 +326,8 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
     never the records (docs/records.md: who reads what)."""
     from exploreval.metrics import RunPartials
 
-    chunks = [
-        latest.spans[i : i + CHUNK_EPISODES] for i in range(0, len(latest.spans), CHUNK_EPISODES)
-    ]
-    workers = score_workers(len(latest.spans))
+    chunks = latest.chunks(CHUNK_EPISODES)
+    workers = score_workers(len(latest.offsets))
     log = str(run.episodes_path)
     partials = RunPartials()
     frames: list[pd.DataFrame] = []
@@ -345,11 +374,10 @@ def _valid_only(records: LazyRecords, issues: list[LogIssue], latest: _Latest) -
     """``records`` without those that failed validation while scoring (reported in issues)."""
     if not issues:
         return records
-    failed = {i.line for i in issues}
-    by_offset = {o: line for o, _, line in latest.spans}
-    keep = [i for i, (o, _) in enumerate(records.spans) if by_offset.get(o) not in failed]
-    families = [records._families[i] for i in keep] if records._families is not None else None
-    return LazyRecords(records.log, [records.spans[i] for i in keep], families)
+    import numpy as np
+
+    failed = np.isin(latest.lines, np.fromiter((i.line for i in issues), np.int64))
+    return records.without(set(latest.offsets[failed].tolist()))
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

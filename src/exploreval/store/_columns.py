@@ -41,7 +41,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -648,7 +648,8 @@ class LazyRecords(Sequence[EpisodeRecord]):
     """Episode records that stay in the log until used: a ``Sequence`` of the records at some
     byte spans of ``episodes.jsonl``, each parsed and validated when iterated or indexed and
     dropped after. What ``score`` hands report sections and run metrics that want records, so
-    that a million-episode run never has a million records in memory at once.
+    that a million-episode run never has a million records in memory at once (the spans are
+    two int64 arrays: 16 bytes an episode).
 
     ``families`` (one per span) lets ``where`` keep a family without reading; ``rename`` maps
     agent names as the records are made (a report of several runs relabels clashing agents)."""
@@ -656,20 +657,24 @@ class LazyRecords(Sequence[EpisodeRecord]):
     def __init__(
         self,
         log: Path,
-        spans: Sequence[tuple[int, int]],
-        families: Sequence[str] | None = None,
+        spans: Sequence[tuple[int, int]] | Any,
+        families: Sequence[str] | Any | None = None,
         rename: dict[str, str] | None = None,
     ) -> None:
+        import numpy as np
+
         self.log = Path(log)
-        self._spans = list(spans)
-        self._families = list(families) if families is not None else None
+        pairs = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        self._offsets = np.ascontiguousarray(pairs[:, 0])
+        self._lengths = np.ascontiguousarray(pairs[:, 1])
+        self._families = None if families is None else np.asarray(families, dtype=object)
         self._rename = dict(rename or {})
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return int(self._offsets.size)
 
     def __bool__(self) -> bool:
-        return bool(self._spans)
+        return bool(self._offsets.size)
 
     def _make(self, raw: bytes, offset: int) -> EpisodeRecord:
         data = _parse(raw, 0, None)
@@ -682,30 +687,51 @@ class LazyRecords(Sequence[EpisodeRecord]):
         return record
 
     def __iter__(self) -> Iterator[EpisodeRecord]:
-        if not self._spans:
+        if not self._offsets.size:
             return
+        # lists taken now: a clear() while iterating does not change what this pass reads
+        offsets, lengths = self._offsets.tolist(), self._lengths.tolist()
         with open(self.log, "rb") as fh:
-            for offset, length in list(self._spans):
+            for offset, length in zip(offsets, lengths, strict=True):
                 fh.seek(offset)
                 yield self._make(fh.read(length), offset)
 
+    def _subset(self, keep: Any) -> LazyRecords:
+        import numpy as np
+
+        pairs = np.stack([self._offsets[keep], self._lengths[keep]], axis=1)
+        families = self._families[keep] if self._families is not None else None
+        return LazyRecords(self.log, pairs, families, self._rename)
+
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            fams = self._families[index] if self._families is not None else None
-            return LazyRecords(self.log, self._spans[index], fams, self._rename)
-        offset, length = self._spans[index]
+            return self._subset(index)
+        offset = int(self._offsets[index])
         with open(self.log, "rb") as fh:
             fh.seek(offset)
-            return self._make(fh.read(length), offset)
+            return self._make(fh.read(int(self._lengths[index])), offset)
 
     @property
     def spans(self) -> list[tuple[int, int]]:
-        return list(self._spans)
+        return list(zip(self._offsets.tolist(), self._lengths.tolist(), strict=True))
+
+    @property
+    def offsets(self) -> Any:
+        """The records' byte offsets in the log (an int64 array)."""
+        return self._offsets
 
     @property
     def rename(self) -> dict[str, str]:
         """Agent names changed as records are made (``renamed``)."""
         return dict(self._rename)
+
+    def without(self, offsets: Collection[int]) -> LazyRecords:
+        """These records but those at ``offsets`` (lines that failed validation, say)."""
+        import numpy as np
+
+        if not offsets:
+            return self
+        return self._subset(~np.isin(self._offsets, np.fromiter(offsets, np.int64)))
 
     def step_table(
         self, step_columns: Sequence[str], episode_columns: Sequence[str] = ()
@@ -718,15 +744,15 @@ class LazyRecords(Sequence[EpisodeRecord]):
         import duckdb
         import pyarrow as pa
 
-        if not self._spans:
+        if not len(self):
             return None
         columns = RunColumns(self.log.parent)
         con = columns.connect()
         try:
             wanted = pa.table(
                 {
-                    "log_offset": pa.array([o for o, _ in self._spans], pa.int64()),
-                    "order": pa.array(range(len(self._spans)), pa.int64()),
+                    "log_offset": pa.array(self._offsets),
+                    "order": pa.array(range(len(self)), pa.int64()),
                 }
             )
             con.register("wanted", wanted)
@@ -747,7 +773,7 @@ class LazyRecords(Sequence[EpisodeRecord]):
 
     def families(self) -> set[str]:
         if self._families is not None:
-            return set(self._families)
+            return {str(f) for f in set(self._families.tolist())}
         return {r.family for r in self}
 
     def where(self, family: str) -> LazyRecords:
@@ -756,19 +782,19 @@ class LazyRecords(Sequence[EpisodeRecord]):
             return self
         if self._families is None:
             raise ValueError("these records were made without their families")
-        keep = [i for i, f in enumerate(self._families) if f == family]
-        return LazyRecords(
-            self.log, [self._spans[i] for i in keep], [family] * len(keep), self._rename
-        )
+        return self._subset(self._families == family)
 
     def renamed(self, rename: dict[str, str]) -> LazyRecords:
-        return LazyRecords(self.log, self._spans, self._families, {**self._rename, **rename})
+        copy = self._subset(slice(None))
+        copy._rename = {**self._rename, **rename}
+        return copy
 
     def clear(self) -> None:
         """Forget the spans (what ``list.clear`` does for a list of records)."""
-        self._spans.clear()
+        self._offsets = self._offsets[:0]
+        self._lengths = self._lengths[:0]
         if self._families is not None:
-            self._families.clear()
+            self._families = self._families[:0]
 
 
 def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
