@@ -16,8 +16,8 @@ pass/discovery/interaction@k tables, whose task is the terminal task id.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,51 +69,58 @@ def row_key(record: EpisodeRecord) -> tuple[str, str, str, str, str]:
     )
 
 
-#: What pass@k keeps of one episode: (row key, seed, solved, repeat, run id, episode id), None
+#: What pass@k keeps of one episode: a row (kept as DataFrame columns by ``RunPartials``), None
 #: for an errored episode.
-Outcome = tuple[tuple[str, str, str, str, str], int, bool, int, str, str] | None
+Outcome = dict[str, Any] | None
+#: The columns of a pass@k row's key, in order.
+KEY_COLUMNS = ["agent", "family", "env_id", "preset", "condition"]
 
 
 def outcome(record: EpisodeRecord) -> Outcome:
     """The map side of pass@k (``exploreval.metrics.RunPartials``)."""
     if record.status != "ok":
         return None
-    return (
-        row_key(record), record.seed, bool(record.success), record.repeat, record.run_id,
-        record.episode_id,
-    )  # fmt: skip
+    return {
+        **dict(zip(KEY_COLUMNS, row_key(record), strict=True)),
+        "seed": record.seed, "success": bool(record.success), "repeat": record.repeat,
+        "run_id": record.run_id, "episode_id": record.episode_id,
+    }  # fmt: skip
 
 
 def pass_at_k_tables(
-    records: Sequence[EpisodeRecord], *, n_boot: int = 2000, seed: int = 0
+    records: Iterable[EpisodeRecord], *, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, pd.DataFrame]:
     """``{"pass_at_k": table}`` (see the module docstring), or ``{}`` when no task was repeated."""
     return pass_at_k_from_outcomes([outcome(r) for r in records], n_boot=n_boot, seed=seed)
 
 
 def pass_at_k_from_outcomes(
-    outcomes: Sequence[Outcome], *, n_boot: int = 2000, seed: int = 0
+    outcomes: pd.DataFrame | Sequence[Outcome], *, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, pd.DataFrame]:
-    """The reduce side: ``pass_at_k_tables`` from the episodes' ``outcome``s."""
-    solved: dict[tuple[str, str, str, str, str], dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(list)
+    """The reduce side: ``pass_at_k_tables`` from the episodes' ``outcome`` rows."""
+    frame = (
+        outcomes
+        if isinstance(outcomes, pd.DataFrame)
+        else pd.DataFrame([o for o in outcomes if o is not None])
     )
+    if frame.empty:
+        return {}
+    solved: dict[tuple[str, str, str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     #: per row: its first unsolved episode by seed and repeat, else its first (the report's link)
-    example: dict[tuple[str, str, str, str, str], tuple[tuple[bool, int, int], str, str]] = {}
-    for item in outcomes:
-        if item is not None:
-            key, task_seed, success, repeat, run_id, episode_id = item
-            solved[key][task_seed].append(success)
-            rank = (success, task_seed, repeat)
-            if key not in example or rank < example[key][0]:
-                example[key] = (rank, run_id, episode_id)
+    example: dict[tuple[str, str, str, str, str], tuple[str, str, bool]] = {}
+    for key, part in frame.groupby(KEY_COLUMNS, sort=True):
+        per_task = part.groupby("seed", sort=True)["success"].agg(["size", "sum"])
+        solved[key] = (  # type: ignore[index]
+            per_task["size"].to_numpy(np.int64),
+            per_task["sum"].to_numpy(np.int64),
+        )
+        first = part.sort_values(["success", "seed", "repeat"], kind="stable").iloc[0]
+        example[key] = (str(first["run_id"]), str(first["episode_id"]), bool(first["success"]))  # type: ignore[index]
     frames = []
     for key in sorted(solved):
-        per_task = solved[key]
-        n = np.array([len(per_task[s]) for s in sorted(per_task)], dtype=np.int64)
+        n, c = solved[key]
         if n.max() < 2:
             continue
-        c = np.array([sum(per_task[s]) for s in sorted(per_task)], dtype=np.int64)
         table = at_k_table({"pass": c}, n, k_grid(int(n.min())), n_boot=n_boot, seed=seed)
         agent, family, env_id, preset, condition = key
         table = table.drop(columns=["metric"])
@@ -126,9 +133,9 @@ def pass_at_k_from_outcomes(
             n_attempts=int(n.sum()),
             attempts_min=int(n.min()),
             attempts_max=int(n.max()),
-            example_run_id=example[key][1],
-            example_episode_id=example[key][2],
-            example_solved=example[key][0][0],
+            example_run_id=example[key][0],
+            example_episode_id=example[key][1],
+            example_solved=example[key][2],
         )
         frames.append(table[[*COLUMNS, *EXAMPLE_COLUMNS]])
     if not frames:

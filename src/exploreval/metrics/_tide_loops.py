@@ -51,7 +51,7 @@ class Trajectory:
     final_state: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoopStats:
     """Loop diagnostics of one trajectory."""
 

@@ -316,8 +316,8 @@ class TrajectorySummary:
     #: Progress after each step, or None when the episode reports none.
     progress: np.ndarray | None
     loops: LoopStats | None
-    #: Action verb -> loop steps of that verb (Table 3's Click Ratio).
-    loop_verbs: dict[str, int]
+    #: (action verb, loop steps of that verb) pairs (Table 3's Click Ratio); () for no loop.
+    loop_verbs: tuple[tuple[str, int], ...]
     recalls: tuple[int, ...]
 
     def progress_or_success(self) -> np.ndarray:
@@ -364,7 +364,7 @@ def summarise_trajectory(
         solved=solved_at(record),
         progress=None if trace is None else np.asarray(trace, dtype=np.float64),
         loops=loops,
-        loop_verbs=dict(verbs),
+        loop_verbs=tuple(verbs.items()),
         recalls=tuple(e.distance for e in record_recall(record).events),
     )
 
@@ -594,7 +594,7 @@ def loop_actions_table(
         for item in cond.records:
             if item.loops is None:  # no observations recorded
                 continue
-            for verb, count in item.loop_verbs.items():
+            for verb, count in item.loop_verbs:
                 counts[verb] += count
         total = sum(counts.values())
         for verb, count in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])):

@@ -167,6 +167,15 @@ class BanditEpisode:
     means: np.ndarray
 
 
+def _small_ints(values: Any) -> np.ndarray:
+    """Arm positions in the smallest integer type that holds them (a million episodes' arrays
+    are kept until the tables are made); widened again when stacked."""
+    array = np.asarray(values, dtype=np.int64)
+    if array.size == 0 or (array.min() >= -128 and array.max() <= 127):
+        return array.astype(np.int8)
+    return array
+
+
 def bandit_episode(record: EpisodeRecord) -> BanditEpisode | None:
     """An ``ok`` bandit episode with steps, kept as arrays; None otherwise."""
     if record.status != "ok" or record.family != "bandit" or not record.steps:
@@ -179,9 +188,8 @@ def bandit_episode(record: EpisodeRecord) -> BanditEpisode | None:
         seed=record.seed,
         repeat=record.repeat,
         full_length=horizon is None or int(horizon) == len(record.steps),
-        arms=np.array(
-            [-1 if i.arm is None else i.arm for i in step_infos(record, BanditStepInfo)],
-            dtype=np.int64,
+        arms=_small_ints(
+            [-1 if i.arm is None else i.arm for i in step_infos(record, BanditStepInfo)]
         ),
         rewards=np.array([float(s.reward) for s in record.steps], dtype=np.float64),
         invalid=np.array([not s.valid for s in record.steps], dtype=bool),
@@ -225,7 +233,7 @@ def bandit_episodes_from_steps(table: Any) -> list[tuple[BanditEpisode, dict[str
             seed=int(row["seed"]),
             repeat=int(row["repeat"] or 0),
             full_length=horizon is None or int(horizon) == steps,
-            arms=arms_all[start:end].copy(),
+            arms=_small_ints(arms_all[start:end]),
             rewards=rewards_all[start:end].copy(),
             invalid=~valid_all[start:end],
             means=np.asarray(means, dtype=np.float64),
@@ -268,7 +276,7 @@ def group_episodes(
         alone = len(horizons[(inst, agent)]) == 1
         label = inst if alone and full_length[key] else f"{inst} [{steps} steps]"
         group.sort(key=lambda e: (e.seed, e.repeat))
-        arms = np.stack([e.arms for e in group])
+        arms = np.stack([e.arms for e in group]).astype(np.int64)
         out[(label, agent)] = BanditTrajectories(
             arms=arms,
             rewards=np.stack([e.rewards for e in group]),

@@ -98,7 +98,7 @@ def register() -> None:
         FAMILY,
         "exploration_fraction",
         f"{_M}._explore_exploit_tables:exploration_fraction_tables",
-        partial=f"{_M}._explore_exploit_tables:exploration_fractions",
+        partial=f"{_M}._explore_exploit_tables:exploration_fraction_row",
     )
     register_report(
         FAMILY,
