@@ -88,6 +88,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--quick", action="store_true", help="5,000 episodes (run_all --quick)")
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help="comma-separated phases to run (default: all; a synced run can skip 'sync')",
+    )
     args = parser.parse_args()
     if args.quick:
         args.episodes = 5_000
@@ -102,7 +107,11 @@ def main() -> None:
             lines = sum(1 for _ in fh)
         print(f"run: {lines} log lines, {size / 1e6:.0f} MB of log", flush=True)
         results: dict[str, tuple[float, int, int]] = {}
-        for name in PHASES:
+        chosen = [p.strip() for p in args.phases.split(",") if p.strip()]
+        unknown = sorted(set(chosen) - set(PHASES))
+        if unknown:
+            raise SystemExit(f"unknown phase(s) {unknown}; expected some of {list(PHASES)}")
+        for name in chosen:
             wall, me, kids, what = run_phase(name, run, Path(tmp) / "report")
             results[name] = (wall, me, kids)
             print(
