@@ -56,10 +56,10 @@ PHASES = {
     "anchor-results": (
         "import pandas as pd\n"
         "t = pd.read_parquet(RUN + '/results.parquet', columns=['agent', 'status', 'success', "
-        "'n_steps'])\n"
+        "'steps'])\n"
         "t = t[t.status == 'ok']\n"
         "print(t.groupby('agent').agg(n=('success', 'size'), sr=('success', 'mean'), "
-        "steps=('n_steps', 'mean')).head(2).values.tolist())"
+        "steps=('steps', 'mean')).head(2).values.tolist())"
     ),
 }
 
@@ -118,13 +118,13 @@ def main() -> None:
                 f"{name:15s} {wall:7.1f} s   peak RSS {me:6d} MB (workers {kids:5d} MB)   {what}",
                 flush=True,
             )
-        score, report = results["score"], results["report"]
-        per_episode = max(score[1], score[2], report[1]) * 1024 / max(lines, 1)
-        print(
-            f"analysis memory per episode (largest process peak / episodes): {per_episode:.1f} kB"
-        )
-        ratio = results["anchor-results"][0] / results["anchor-duckdb"][0]
-        print(f"reading: results.parquet (pandas) / DuckDB on the columns = {ratio:.2f}x")
+        if "score" in results and "report" in results:
+            score, report = results["score"], results["report"]
+            per_episode = max(score[1], score[2], report[1]) * 1024 / max(lines, 1)
+            print(f"analysis memory per episode (largest peak / episodes): {per_episode:.1f} kB")
+        if "anchor-results" in results and "anchor-duckdb" in results:
+            ratio = results["anchor-results"][0] / results["anchor-duckdb"][0]
+            print(f"reading: results.parquet (pandas) / DuckDB on the columns = {ratio:.2f}x")
 
 
 if __name__ == "__main__":
