@@ -55,6 +55,8 @@ from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_i
 
 if TYPE_CHECKING:
     import duckdb
+    import numpy as np
+    import numpy.typing as npt
     import pyarrow as pa
 
 #: Bump when the tables' columns (or ``_state.json``) change: tables of another version are
@@ -535,6 +537,7 @@ class ChainedRecords(Sequence[EpisodeRecord]):
         for part in self.parts:
             yield from part
 
+    # -> Any: an index gives one record, a slice a list of them (as a Sequence does)
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return list(self)[index]
@@ -703,6 +706,7 @@ class LazyRecords(Sequence[EpisodeRecord]):
         families = self._families[keep] if self._families is not None else None
         return LazyRecords(self.log, pairs, families, self._rename)
 
+    # -> Any: an index gives one record (read now), a slice a LazyRecords of the spans
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return self._subset(index)
@@ -716,8 +720,8 @@ class LazyRecords(Sequence[EpisodeRecord]):
         return list(zip(self._offsets.tolist(), self._lengths.tolist(), strict=True))
 
     @property
-    def offsets(self) -> Any:
-        """The records' byte offsets in the log (an int64 array)."""
+    def offsets(self) -> npt.NDArray[np.int64]:
+        """The records' byte offsets in the log."""
         return self._offsets
 
     @property

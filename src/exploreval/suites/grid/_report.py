@@ -37,12 +37,12 @@ def pick_episodes(
 
 
 def pick_from_rows(
-    records: Sequence[EpisodeRecord], rows: pd.DataFrame, limit: int = MAX_EPISODES
+    records: Sequence[EpisodeRecord], rows: pd.DataFrame | None, limit: int = MAX_EPISODES
 ) -> list[EpisodeRecord] | None:
     """``pick_episodes`` from the results rows (one per record, in the records' order): only
     the picked records are read. None when the rows cannot stand for the records."""
     needed = {"agent", "preset", "seed", "repeat", "success"}
-    if len(rows) != len(records) or not needed <= set(rows):
+    if rows is None or len(rows) != len(records) or not needed <= set(rows):
         return None
     frame = rows.reset_index(drop=True)
     order = frame.assign(
