@@ -258,3 +258,22 @@ def test_a_line_that_fails_validation_is_reported_and_the_stored_scores_are_reus
         (i.line, i.message) for i in scored.issues
     ]
     assert len(again.records) == len(again.table) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["native", "terminal"])
+def test_the_errors_section_from_the_step_columns_equals_it_from_the_records(
+    runs: dict[str, RunDir], name: str
+) -> None:
+    """Invalid actions counted by one query over the step columns, each with its first
+    episode, say what counting them in the records says."""
+    from exploreval.analysis._build import _invalid_actions, errors_section
+
+    run = runs[name]
+    streamed = score_run(run, write=False)
+    held = score_records(list(run.latest_records().values()), run.read_manifest().run_id)
+    invalid = _invalid_actions([run], [(run.read_manifest(), streamed)])
+    assert invalid is not None
+    from_columns = errors_section(streamed.errors, streamed.records, invalid=invalid)
+    from_records = errors_section(held.errors, held.records)
+    assert from_columns.markdown == from_records.markdown

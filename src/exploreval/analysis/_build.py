@@ -488,7 +488,7 @@ def _invalid_actions(
                 "arg_min(e.episode_id, s.line) as episode_id "
                 "from steps s join episodes e using (episode_id, line) "
                 "where e.status = 'ok' and not s.valid and s.phase = 'task' "
-                "group by 1, 2"
+                "group by 1, 2 order by min(s.line)"
             ).fetchall()
         finally:
             con.close()

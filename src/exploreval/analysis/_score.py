@@ -356,6 +356,9 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
             for part in pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks)):
                 take(part)
     table = _concat(frames)
+    error_table = _concat(error_frames)
+    frames.clear()  # the chunks' rows now live in the table: not twice through the reduce
+    error_frames.clear()
     valid = _valid_only(latest.ok, issues, latest)
     # a run metric registered without a map side gets the records, streamed from the log
     legacy = {entry.key: valid.where(entry.entry.family) for entry in partials.record_entries()}
@@ -366,7 +369,7 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         records=valid,
         errors=latest.errors,
         run_id=run_id,
-        error_table=_concat(error_frames),
+        error_table=error_table,
     )
 
 
@@ -466,7 +469,7 @@ def _write_table(table: pd.DataFrame, path: Path) -> None:
     episodes) is stored as a nullable boolean, of numbers as float, anything else as text."""
     import numbers
 
-    frame = table.copy()
+    frame = table.copy(deep=False)  # columns converted below are replaced, not written into
     for column in frame.columns:
         if frame[column].dtype != object:
             continue

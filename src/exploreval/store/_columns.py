@@ -737,38 +737,37 @@ class LazyRecords(Sequence[EpisodeRecord]):
             return self
         return self._subset(~np.isin(self._offsets, np.fromiter(offsets, np.int64)))
 
-    def step_table(
-        self, step_columns: Sequence[str], episode_columns: Sequence[str] = ()
-    ) -> pa.Table | None:
+    def step_table(self, step_columns: Sequence[str]) -> pa.Table | None:
         """One row per step of these records, in the records' order then step order: ``order``
-        (the record's index here), the ``episode_columns`` of its episode row and the
-        ``step_columns`` of the step. One DuckDB query over the run's Parquet tables, no record
-        parsed: what a report section reads instead of the records. None when the tables lack
-        a column asked for (an older run: read the records)."""
+        (the record's index here) and the ``step_columns``. One DuckDB query over the run's
+        Parquet tables, no record parsed: what a report section reads instead of the records.
+        None when the tables lack a column asked for (an older run: read the records)."""
+        return self._query(
+            [f's."{c}"' for c in step_columns],
+            "join all_steps s on s.episode_id = e.episode_id and s.line = e.line",
+            "order by w.order, s.t",
+        )
+
+    def episode_table(self, episode_columns: Sequence[str]) -> pa.Table | None:
+        """One row per record, in order: ``order`` and the ``episode_columns`` of its row of the
+        episode table (what ``step_table``'s steps belong to, without repeating it per step)."""
+        return self._query([f'e."{c}"' for c in episode_columns], "", "order by w.order")
+
+    def _query(self, picked: list[str], join: str, order: str) -> pa.Table | None:
         import duckdb
         import pyarrow as pa
 
         if not len(self):
             return None
-        columns = RunColumns(self.log.parent)
-        con = columns.connect()
+        con = RunColumns(self.log.parent).connect()
         try:
             wanted = pa.table(
-                {
-                    "log_offset": pa.array(self._offsets),
-                    "order": pa.array(range(len(self)), pa.int64()),
-                }
+                {"log_offset": pa.array(self._offsets), "order": pa.array(range(len(self)))}
             )
             con.register("wanted", wanted)
-            picked = ", ".join(
-                ["w.order"]
-                + [f'e."{c}"' for c in episode_columns]
-                + [f's."{c}"' for c in step_columns]
-            )
             return con.sql(
-                f"select {picked} from wanted w join all_episodes e using (log_offset) "
-                "join all_steps s on s.episode_id = e.episode_id and s.line = e.line "
-                "order by w.order, s.t"
+                f"select {', '.join(['w.order', *picked])} from wanted w "
+                f"join all_episodes e using (log_offset) {join} {order}"
             ).to_arrow_table()
         except duckdb.BinderException:
             return None

@@ -101,20 +101,18 @@ def _from_step_columns(
     out: list[tuple[BanditEpisode, dict[str, Any]]] = []
     for part in runs:
         assert isinstance(part, LazyRecords)
-        table = part.step_table(
-            ["info_arm", "reward", "valid"],
-            ["run_id", "episode_id", "agent", "seed", "repeat", "ground_truth", "status"],
+        table = part.step_table(["info_arm", "reward", "valid"])
+        episodes = part.episode_table(
+            ["run_id", "episode_id", "agent", "seed", "repeat", "ground_truth"]
         )
-        if table is None:
+        if table is None or episodes is None or episodes.num_rows != len(part):
             return None
         try:
-            pairs = bandit_episodes_from_steps(table)
+            pairs = bandit_episodes_from_steps(table, episodes)
         except (ValueError, TypeError):
             return None
         rename = part.rename
         for episode, row in pairs:
-            if row.pop("status", "ok") != "ok":
-                continue
             if episode.agent in rename:
                 episode = dataclasses.replace(episode, agent=rename[episode.agent])
             out.append((episode, row))

@@ -197,15 +197,18 @@ def bandit_episode(record: EpisodeRecord) -> BanditEpisode | None:
     )
 
 
-def bandit_episodes_from_steps(table: Any) -> list[tuple[BanditEpisode, dict[str, Any]]]:
-    """``bandit_episode`` of each episode in a step table (``LazyRecords.step_table`` with the
-    episode columns ``run_id, episode_id, agent, seed, repeat, ground_truth`` and the step
-    columns ``info_arm, reward, valid``), each with its identifiers: the arrays straight from
-    the step columns, no record parsed. The same summaries as from the records (tested)."""
+def bandit_episodes_from_steps(
+    table: Any, episodes: Any
+) -> list[tuple[BanditEpisode, dict[str, Any]]]:
+    """``bandit_episode`` of each episode of a step table (``LazyRecords.step_table`` with
+    ``info_arm, reward, valid``) and its episode table (``LazyRecords.episode_table`` with
+    ``run_id, episode_id, agent, seed, repeat, ground_truth``), each with its identifiers (the
+    ground truth only with an instance's first episode): the arrays straight from the step
+    columns, no record parsed. The same summaries as from the records (tested)."""
     import orjson
     import pyarrow as pa
 
-    if table is None or table.num_rows == 0:
+    if table is None or table.num_rows == 0 or episodes is None:
         return []
     if not pa.types.is_integer(table.column("info_arm").type) and table.column(
         "info_arm"
@@ -219,8 +222,10 @@ def bandit_episodes_from_steps(table: Any) -> list[tuple[BanditEpisode, dict[str
     rewards_all = table.column("reward").to_numpy().astype(np.float64)
     valid_all = table.column("valid").to_numpy(zero_copy_only=False).astype(bool)
     names = ["run_id", "episode_id", "agent", "seed", "repeat", "ground_truth"]
-    firsts = table.select(names).take(pa.array(starts, pa.int64())).to_pydict()
+    # the episode table has one row per record, at its ``order``
+    firsts = episodes.select(names).take(pa.array(order[starts], pa.int64())).to_pydict()
     out: list[tuple[BanditEpisode, dict[str, Any]]] = []
+    seen: set[str] = set()  # an instance's ground truth is kept once, with its first episode
     for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
         row = {name: firsts[name][index] for name in names}
         truth = orjson.loads(row.pop("ground_truth") or "{}")
@@ -238,7 +243,9 @@ def bandit_episodes_from_steps(table: Any) -> list[tuple[BanditEpisode, dict[str
             invalid=~valid_all[start:end],
             means=np.asarray(means, dtype=np.float64),
         )
-        out.append((episode, {**row, "ground_truth": truth, "steps": steps}))
+        first = episode.instance not in seen
+        seen.add(episode.instance)
+        out.append((episode, {**row, "ground_truth": truth if first else None, "steps": steps}))
     return out
 
 
