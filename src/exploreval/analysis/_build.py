@@ -590,7 +590,8 @@ def _build_report(
 
     labels = run_labels([(m, run.path) for (m, _), run in zip(results, run_list, strict=True)])
     # the paired comparison pairs agents by their own names, as `exploreval compare` does
-    compare_rows = [result.all_rows().copy() for _, result in results]
+    # (a copy of every row, taken before relabelling: only a report of several runs pairs them)
+    compare_rows = [result.all_rows().copy() for _, result in results] if len(results) > 1 else []
     if len(results) > 1:
         _label_collisions(results, labels)
     out = Path(out_dir) if out_dir else default_report_dir(run_list)
