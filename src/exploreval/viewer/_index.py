@@ -359,30 +359,45 @@ def _scan_columns(index: EpisodeIndex, start: int, suites: dict[str, str]) -> bo
     except (OSError, StoreError):
         return False
     try:
-        rows = con.sql(_COLUMN_ROWS.format(start=int(start))).fetchall()
         before = con.sql(
             f"select coalesce(max(line), 0) from all_episodes where log_offset < {int(start)}"
         ).fetchall()[0][0]
         state = columns.state()
+        path = index.run_dir / EPISODES
+        # the unreadable lines past what the index had (this sync's, or an earlier one's)
+        new_issues = [i for i in columns.issues() if i.line > int(before)] or stats.issues
+        index.issues += [f"{path} line {i.line}: {i.message}" for i in new_issues]
+        cursor = con.execute(_COLUMN_ROWS.format(start=int(start)))
+        while batch := cursor.fetchmany(65536):  # a million rows never all held as tuples
+            _index_rows(index, batch, suites)
     finally:
         con.close()
-    path = index.run_dir / EPISODES
-    # the unreadable lines past what the index had (this sync's, or an earlier one's)
-    new_issues = [i for i in columns.issues() if i.line > int(before)] or stats.issues
-    index.issues += [f"{path} line {i.line}: {i.message}" for i in new_issues]
+    index.scanned_bytes = int(state.get("offset", start))
+    return True
+
+
+def _index_rows(index: EpisodeIndex, rows: list[tuple[Any, ...]], suites: dict[str, str]) -> None:
+    """Add or replace the rows of ``_COLUMN_ROWS`` results (latest record per id, ok first).
+    Text values are shared (one string object per distinct value, not per row)."""
     cols = index.columns
     status_col = cols["status"]
+    shared: dict[str, str] = {}
+
+    def text(value: Any) -> str:
+        value = str(value or "")
+        return shared.setdefault(value, value)
+
     for (
         eid, here, length, env, family, preset, agent, status, seed, repeat, success, reward,
         prompt, completion, cost, acting, invalid, retries,
     ) in rows:  # fmt: skip
-        status = str(status or "ok")
+        status = text(status or "ok")
         values = {
-            "env": str(env or ""),
-            "family": str(family or ""),
-            "suite": suites.get(str(family or ""), str(family or "")),
-            "preset": str(preset or ""),
-            "agent": str(agent or ""),
+            "env": text(env),
+            "family": text(family),
+            "suite": text(suites.get(str(family or ""), str(family or ""))),
+            "preset": text(preset),
+            "agent": text(agent),
             "status": status,
             "seed": seed,
             "repeat": repeat if repeat is not None else 0,
@@ -408,8 +423,6 @@ def _scan_columns(index: EpisodeIndex, start: int, suites: dict[str, str]) -> bo
             index.offsets[row], index.lengths[row] = int(here), int(length)
             for name, value in values.items():
                 cols[name][row] = value
-    index.scanned_bytes = int(state.get("offset", start))
-    return True
 
 
 def _results_stamp(run_dir: Path) -> str:
