@@ -324,7 +324,7 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
     record gives its results row and its run metrics' summaries (``RunPartials``) and is
     dropped; the run tables are reduced from the summaries. Memory holds rows and summaries,
     never the records (docs/records.md: who reads what)."""
-    from exploreval.metrics import RunPartials
+    from exploreval.metrics import RunPartials, run_key
 
     chunks = latest.chunks(CHUNK_EPISODES)
     workers = score_workers(len(latest.offsets))
@@ -361,7 +361,7 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
     error_frames.clear()
     valid = _valid_only(latest.ok, issues, latest)
     # a run metric registered without a map side gets the records, streamed from the log
-    legacy = {entry.key: valid.where(entry.entry.family) for entry in partials.record_entries()}
+    legacy = {run_key(entry): valid.where(entry.family) for entry in partials.record_entries()}
     return ScoreResult(
         table=table,
         tables=partials.tables(legacy) if len(valid) else {},

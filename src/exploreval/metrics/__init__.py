@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         register_episode_metrics,
         register_judged_metrics,
         register_run_metrics,
+        run_key,
         run_metrics,
     )
     from exploreval.metrics._tide_state import (
@@ -86,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "PROGRESS": "._hooks",
     "RunMetricFn": "._registry",
     "RunPartials": "._registry",
+    "run_key": "._registry",
     "PartialFn": "._registry",
     "STATE_IDENTITIES": "._hooks",
     "Scalar": "._registry",
@@ -147,6 +149,7 @@ __all__ = [
     "PROGRESS",
     "RunMetricFn",
     "RunPartials",
+    "run_key",
     "PartialFn",
     "STATE_IDENTITIES",
     "Scalar",

@@ -137,26 +137,19 @@ def run_metrics(records: Sequence[EpisodeRecord]) -> dict[str, pd.DataFrame]:
     for record in records:
         partials.add(record)
     legacy = {
-        entry.key: [r for r in records if entry.applies_to(r.family)]
+        run_key(entry): [r for r in records if entry.applies_to(r.family)]
         for entry in partials.record_entries()
     }
     return partials.tables(legacy)
 
 
+def run_key(entry: MetricEntry) -> str:
+    """How ``RunPartials`` names a run metric: ``family:name``."""
+    return f"{entry.family}:{entry.name}"
+
+
 def run_entries() -> list[MetricEntry]:
     return _entries("run")
-
-
-@dataclass
-class _RunEntry:
-    entry: MetricEntry
-
-    @property
-    def key(self) -> str:
-        return f"{self.entry.family}:{self.entry.name}"
-
-    def applies_to(self, family: str) -> bool:
-        return self.entry.applies_to(family)
 
 
 class RunPartials:
@@ -176,7 +169,7 @@ class RunPartials:
         for entry in _entries("run"):
             if entry.partial is None or not entry.applies_to(record.family):
                 continue
-            key = f"{entry.family}:{entry.name}"
+            key = run_key(entry)
             try:
                 summary = resolve(entry.partial)(record)
             except Exception as exc:  # a broken metric must name itself, not kill scoring
@@ -211,10 +204,11 @@ class RunPartials:
                 del self.summaries[key]
         return self
 
-    def record_entries(self) -> list[_RunEntry]:
-        """Run metrics without ``partial`` that apply to a family seen: they need the records."""
+    def record_entries(self) -> list[MetricEntry]:
+        """Run metrics without ``partial`` that apply to a family seen: they need the records
+        (``tables`` takes them keyed by ``run_key``)."""
         return [
-            _RunEntry(e)
+            e
             for e in _entries("run")
             if e.partial is None and (e.family == "*" or e.family in self.families)
         ]
@@ -229,7 +223,7 @@ class RunPartials:
         self.compact()
         tables: dict[str, pd.DataFrame] = {}
         for entry in _entries("run"):
-            key = f"{entry.family}:{entry.name}"
+            key = run_key(entry)
             if entry.partial is not None:
                 frames = self.frames.get(key)
                 values: Any = (
