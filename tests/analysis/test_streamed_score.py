@@ -216,7 +216,10 @@ def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
     register_run_metrics(
         "grid",
         "pids",
-        lambda pids: {"pids": pd.DataFrame({"pid": sorted(set(pids))})},
+        lambda pids: {
+            "pids": pd.DataFrame({"pid": sorted(set(pids))}),
+            "reduced_in": pd.DataFrame({"pid": [os.getpid()]}),
+        },
         partial=lambda record: os.getpid(),
     )
     try:
@@ -230,6 +233,9 @@ def test_a_run_metric_without_a_map_side_gets_the_records_streamed(
         METRIC_REGISTRY.unregister("run:grid:pids")
     assert os.getpid() not in set(streamed.tables["pids"]["pid"])
     assert len(streamed.tables["pids"]) >= 2  # the chunks were shared out
+    # the reduce ran in a child too (its memory goes back when it ends), and saw the metric
+    reducer = int(streamed.tables["reduced_in"]["pid"].iloc[0])
+    assert reducer != os.getpid() and reducer not in set(streamed.tables["pids"]["pid"])
     assert not streamed.tables["longest"].empty
     pd.testing.assert_frame_equal(streamed.tables["longest"], held.tables["longest"])
 
@@ -277,3 +283,58 @@ def test_the_errors_section_from_the_step_columns_equals_it_from_the_records(
     from_columns = errors_section(streamed.errors, streamed.records, invalid=invalid)
     from_records = errors_section(held.errors, held.records)
     assert from_columns.markdown == from_records.markdown
+
+
+def test_the_spill_gives_back_each_key_in_order_once_and_a_copy_reads_the_same_file() -> None:
+    import pickle
+
+    with _score._Spill() as spill:
+        for index in range(5):
+            spill.put("rows" if index % 2 else "list:x", pickle.dumps([index, "v" * index]))
+        spill.flush()
+        copy = pickle.loads(pickle.dumps(spill))  # what a child process is sent
+        assert list(copy.take("list:x")) == [[0, ""], [2, "vv"], [4, "vvvv"]]
+        copy.close()  # a copy closes its handle, never the sender's directory
+        scratch = spill._path.parent
+        assert scratch.is_dir()
+        assert list(spill.take("rows")) == [[1, "v"], [3, "vvv"]]
+        assert list(spill.take("rows")) == []  # taken once
+        assert list(spill.take("list:x")) == [[0, ""], [2, "vv"], [4, "vvvv"]]
+    assert not scratch.exists()
+
+
+@pytest.mark.slow
+def test_a_reduce_consumes_its_summaries(runs: dict[str, RunDir]) -> None:
+    """``RunPartials.tables`` lets each metric's summaries go once reduced: called again it
+    has nothing left, rather than holding every summary next to the tables."""
+    from exploreval.metrics import RunPartials
+
+    run = [r for r in runs["native"].latest_records().values() if r.status == "ok"]
+    partials = RunPartials()
+    for record in run:
+        partials.add(record)
+    assert {"pass_at_k", "tide_summary"} <= set(partials.tables())
+    assert partials.tables() == {} and not partials.frames and not partials.summaries
+
+
+@pytest.mark.slow
+def test_a_large_runs_viewer_index_built_in_a_fresh_process_is_the_one_built_here(
+    runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from exploreval.viewer import load_index, refresh_index
+
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(runs["native"].path, run.path)
+    shutil.rmtree(run.path / "viewer_index", ignore_errors=True)
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)
+    assert _score.score_workers(len(run.latest_records())) == 2  # the spawned path
+    scored = score_run(run)
+    assert not scored.warnings
+    spawned = load_index(run.path, save=False).client_payload()
+    shutil.rmtree(run.path / "viewer_index")
+    assert refresh_index(run.path) is None
+    here = load_index(run.path, save=False).client_payload()
+    assert spawned == here and spawned["n"] == len(scored.all_rows())

@@ -199,3 +199,27 @@ def test_run_score_and_import_leave_a_fresh_index(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(imported)])
     assert result.exit_code == 0, result.output
     assert _fresh(imported)  # report (scores the run)
+
+
+def test_metric_columns_kept_as_text_write_what_the_values_would(run: Path) -> None:
+    """A fresh index keeps each metric column as its JSON text (a million rows of numbers would
+    be gigabytes of Python objects); what it writes must be exactly what the values, read back
+    from its cache, write: the same list script, value for value, aligned to the rows."""
+    import pandas as pd
+
+    from exploreval.analysis import score_run
+    from exploreval.viewer._index import _LIST, _RawJson, _round, data_script
+
+    score_run(RunDir(run))  # results.parquet, so there are metrics
+    shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
+    fresh = load_index(run)
+    assert fresh.metrics and all(isinstance(v, _RawJson) for v in fresh.metrics.values())
+    written = (run / INDEX_DIR / _LIST).read_bytes()
+    assert written == data_script(None, fresh.client_payload())
+    again = opened(run)  # rows read back from rows.json: plain lists
+    assert all(isinstance(v, list) for v in again.metrics.values())
+    assert data_script(None, again.client_payload()) == written
+    results = pd.read_parquet(run / "results.parquet").set_index("episode_id")
+    for row, episode in enumerate(again.columns["id"]):
+        expected = results.loc[episode, "coverage"] if episode in results.index else None
+        assert again.metrics["coverage"][row] == _round(expected)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,13 +231,26 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
         except OSError as exc:
             raise describe_os_error("write results to", run.path, exc) from exc
     if write:
-        # the viewer's index, so `exploreval view` opens at once after score / report / run
-        from exploreval.viewer import refresh_index
-
-        problem = refresh_index(run.path)
+        problem = refresh_viewer_index(run, len(latest.offsets))
         if problem:
             result.warnings.append(problem)
     return result
+
+
+def refresh_viewer_index(run: RunDir, n_episodes: int) -> str | None:
+    """Bring the viewer's index up to date, so ``exploreval view`` opens at once after score,
+    report or run. A large run's index is built in a fresh process: it reads its own columns
+    and results.parquet (nothing of this process), and what it holds while it writes the list
+    (a gigabyte at a million episodes) is then never added to the rows this process keeps."""
+    from exploreval.viewer import refresh_index
+
+    if score_workers(n_episodes) <= 1:
+        return refresh_index(run.path)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(refresh_index, str(run.path)).result()
 
 
 @dataclass
@@ -321,56 +334,152 @@ def score_workers(n_episodes: int) -> int:
 
 def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
     """Score the latest records one at a time (in worker processes on a large run): each
-    record gives its results row and its run metrics' summaries (``RunPartials``) and is
-    dropped; the run tables are reduced from the summaries. Memory holds rows and summaries,
-    never the records (docs/records.md: who reads what)."""
+    record gives its results row and its run metrics' summaries and is dropped. Each chunk's
+    rows and summaries go to a spill file as they arrive (``_Spill``), so the map holds nothing
+    in this process; the run tables are then reduced one metric at a time from the spill
+    (``reduce_run_tables``), and the rows are joined last, when no summary is left. Memory
+    holds one metric's summaries, or the rows, never the records (docs/records.md)."""
     from exploreval.metrics import RunPartials, run_key
 
     chunks = latest.chunks(CHUNK_EPISODES)
     workers = score_workers(len(latest.offsets))
     log = str(run.episodes_path)
-    partials = RunPartials()
-    frames: list[pd.DataFrame] = []
-    error_frames: list[pd.DataFrame] = []
     issues: list[LogIssue] = []
+    families: set[str] = set()
+    with _Spill() as spill:
 
-    def take(part: _ChunkScore) -> None:
-        frames.append(part.rows)
-        error_frames.append(part.errors)
-        partials.extend(part.partials)
-        issues.extend(part.issues)
+        def take(part: _ChunkScore) -> None:
+            for key, payload in part.payloads.items():
+                spill.put(key, payload)
+            families.update(part.families)
+            issues.extend(part.issues)
 
-    if workers <= 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            take(score_chunk(log, chunk, run_id))
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        if workers <= 1 or len(chunks) <= 1:
+            for chunk in chunks:
+                take(score_chunk(log, chunk, run_id))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
-        # fork: the workers inherit every metric registered in this process (a plugin's, or
-        # one a script registered by hand), which a spawned worker would not see. They run only
-        # Python (never DuckDB); exploreval's own threads (env pool, spawner) are idle between
-        # runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1 scores in-process.
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            for part in pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks)):
-                take(part)
-    table = _concat(frames)
-    error_table = _concat(error_frames)
-    frames.clear()  # the chunks' rows now live in the table: not twice through the reduce
-    error_frames.clear()
-    valid = _valid_only(latest.ok, issues, latest)
-    # a run metric registered without a map side gets the records, streamed from the log
-    legacy = {run_key(entry): valid.where(entry.family) for entry in partials.record_entries()}
+            # fork: the workers inherit every metric registered in this process (a plugin's,
+            # or one a script registered by hand), which a spawned worker would not see. They
+            # run only Python (never DuckDB); exploreval's own threads (env pool, spawner) are
+            # idle between runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1
+            # scores in-process.
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                parts = pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks))
+                for part in parts:
+                    take(part)
+        valid = _valid_only(latest.ok, issues, latest)
+        # a run metric registered without a map side gets the records, streamed from the log
+        seen = RunPartials()
+        seen.families = families
+        legacy = {run_key(entry): valid.where(entry.family) for entry in seen.record_entries()}
+
+        if not len(valid):
+            tables: dict[str, pd.DataFrame] = {}
+        elif workers <= 1:
+            tables = _reduce_spilled(spill, legacy)
+        else:
+            # A large run reduces in a child process, which gives all its memory back when it
+            # ends: the summaries are millions of small objects, and what a process frees of
+            # those it keeps (half a gigabyte at a million episodes), next to the rows joined
+            # below. Forked, like the map's workers, so it sees every registered metric.
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            spill.flush()
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(1, mp_context=context) as pool:
+                tables = pool.submit(_reduce_spilled, spill, legacy).result()
+        table = _concat(list(spill.take(_ROWS)))
+        error_table = _concat(list(spill.take(_ERRORS)))
     return ScoreResult(
         table=table,
-        tables=partials.tables(legacy) if len(valid) else {},
+        tables=tables,
         issues=issues,
         records=valid,
         errors=latest.errors,
         run_id=run_id,
         error_table=error_table,
     )
+
+
+_ROWS, _ERRORS, _FRAME, _LIST = "rows", "errors", "frame:", "list:"
+
+
+class _Spill:
+    """Pickled chunk results in one scratch file, by key, in the order they were put: what a
+    score's map hands its reduce without holding it (at a million episodes the rows and
+    summaries are gigabytes of Python objects; on disk they are a few hundred megabytes,
+    read back one key at a time and deleted with the scratch directory). Picklable: a copy
+    sent to another process reads the same file."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._dir: Any = tempfile.TemporaryDirectory(prefix="exploreval-score-")
+        self._path = Path(self._dir.name) / "spill.bin"
+        self._file: Any = open(self._path, "w+b")  # noqa: SIM115
+        self._spans: dict[str, list[tuple[int, int]]] = {}
+        self._end = 0
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file; the scratch directory goes with the copy that made it."""
+        self._file.close()
+        if self._dir is not None:
+            self._dir.cleanup()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self._path, "spans": self._spans}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._dir = None  # the scratch directory stays the sender's to delete
+        self._path, self._spans = state["path"], state["spans"]
+        self._file = open(self._path, "rb")  # noqa: SIM115
+        self._end = 0
+
+    def put(self, key: str, payload: bytes) -> None:
+        """Keep ``payload`` (a pickle) under ``key``."""
+        self._file.seek(self._end)
+        self._file.write(payload)
+        self._spans.setdefault(key, []).append((self._end, len(payload)))
+        self._end += len(payload)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def take(self, key: str) -> Iterator[Any]:
+        """The objects put under ``key``, unpickled one at a time; the key is then gone."""
+        import pickle
+
+        self._file.flush()
+        for offset, length in self._spans.pop(key, []):
+            self._file.seek(offset)
+            yield pickle.loads(self._file.read(length))
+
+
+def _reduce_spilled(spill: _Spill, records: dict[str, LazyRecords]) -> dict[str, pd.DataFrame]:
+    """Every run table, from the summaries in ``spill``, one metric's at a time."""
+    from exploreval.metrics import reduce_run_tables
+
+    def summaries(key: str) -> tuple[list[pd.DataFrame], list[Any]]:
+        frames = list(spill.take(_FRAME + key))
+        values = [v for chunk in spill.take(_LIST + key) for v in chunk]
+        return frames, values
+
+    try:
+        return reduce_run_tables(summaries, records)
+    finally:
+        if spill._dir is None:  # a copy in another process: only its handle is its own
+            spill.close()
 
 
 def _valid_only(records: LazyRecords, issues: list[LogIssue], latest: _Latest) -> LazyRecords:
@@ -392,14 +501,18 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 @dataclass
 class _ChunkScore:
-    rows: pd.DataFrame
-    errors: pd.DataFrame
-    partials: Any
+    """One worker task's results, pickled by key (``_Spill``): the rows, the errored rows, and
+    each run metric's summaries (``frame:<key>`` for row chunks, ``list:<key>`` otherwise)."""
+
+    payloads: dict[str, bytes]
+    families: set[str]
     issues: list[LogIssue]
 
 
 def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -> _ChunkScore:
     """Score the records at ``spans`` (offset, length, line) of the log: one worker task."""
+    import pickle
+
     from pydantic import ValidationError
 
     from exploreval.core import migrate_record
@@ -429,7 +542,19 @@ def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) ->
                 partials.add(record)
             else:
                 errors.append(identity_row(record, run_id))
-    return _ChunkScore(pd.DataFrame(rows), pd.DataFrame(errors), partials.compact(), issues)
+    partials.compact()
+
+    def pickled(value: Any) -> bytes:
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    payloads = {_ROWS: pickled(pd.DataFrame(rows)), _ERRORS: pickled(pd.DataFrame(errors))}
+    for key, frames in partials.frames.items():
+        payloads[_FRAME + key] = pickled(
+            frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        )
+    for key, values in partials.summaries.items():
+        payloads[_LIST + key] = pickled(values)
+    return _ChunkScore(payloads, partials.families, issues)
 
 
 #: Tables a model computed (``score --judge-model``), under ``tables/judged/``: kept apart from

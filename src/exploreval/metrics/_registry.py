@@ -217,20 +217,54 @@ class RunPartials:
         self, records: Mapping[str, Sequence[EpisodeRecord]] | None = None
     ) -> dict[str, pd.DataFrame]:
         """Reduce: every applicable table. ``records``: for each ``record_entries`` key, the
-        records (or a stream of them) that metric is given."""
-        import pandas as pd
+        records (or a stream of them) that metric is given.
 
+        Consumes the summaries: each metric's are let go as soon as its tables are made, so a
+        reduce never holds every metric's summaries next to the tables being built from them
+        (at a million episodes that is a gigabyte). A second call finds nothing to reduce."""
         self.compact()
-        tables: dict[str, pd.DataFrame] = {}
-        for entry in _entries("run"):
-            key = run_key(entry)
-            if entry.partial is not None:
-                frames = self.frames.get(key)
-                values: Any = (
-                    pd.concat(frames, ignore_index=True) if frames else self.summaries.get(key)
-                )
-                if values is not None and len(values):
-                    tables.update(resolve(entry.fn)(values))
-            elif records is not None and key in records and len(records[key]):
-                tables.update(resolve(entry.fn)(records[key]))
-        return tables
+
+        def take(key: str) -> tuple[list[pd.DataFrame], list[Any]]:
+            return self.frames.pop(key, []), self.summaries.pop(key, [])
+
+        return reduce_run_tables(take, records)
+
+
+def reduce_run_tables(
+    take: Callable[[str], tuple[list[pd.DataFrame], list[Any]]],
+    records: Mapping[str, Sequence[EpisodeRecord]] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The reduce of every run metric, one metric at a time: ``take(key)`` gives that metric's
+    summaries (its row chunks, then its other summaries, in log order) and is called once per
+    key, so the summaries can come from memory (``RunPartials``) or from disk (``score`` spills
+    each worker's share) and only one metric's are held at once."""
+    tables: dict[str, pd.DataFrame] = {}
+    for entry in _entries("run"):
+        key = run_key(entry)
+        if entry.partial is not None:
+            frames, summaries = take(key)
+            values = _as_rows(frames, summaries)
+            del frames, summaries  # the chunks now live in ``values`` only
+            if values is not None and len(values):
+                tables.update(resolve(entry.fn)(values))
+            del values
+        elif records is not None and key in records and len(records[key]):
+            tables.update(resolve(entry.fn)(records[key]))
+    return tables
+
+
+def _as_rows(frames: list[pd.DataFrame], summaries: list[Any]) -> Any:
+    """One metric's summaries as its reduce gets them: rows (dicts, None to skip) as one
+    DataFrame, anything else as the list (``RunPartials.compact``)."""
+    import pandas as pd
+
+    if frames or (
+        summaries
+        and all(v is None or isinstance(v, dict) for v in summaries)
+        and any(isinstance(v, dict) for v in summaries)
+    ):
+        rows = [v for v in summaries if v is not None]
+        if rows:
+            frames = [*frames, pd.DataFrame(rows)]
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return summaries or None

@@ -18,7 +18,7 @@ import json
 import math
 import os
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,8 @@ class EpisodeIndex:
     columns: dict[str, list[Any]] = field(default_factory=dict)
     offsets: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
-    metrics: dict[str, list[float | int | None]] = field(default_factory=dict)
+    #: Per metric, a value per row, or (freshly loaded) the JSON text of those values.
+    metrics: dict[str, list[float | int | None] | str] = field(default_factory=dict)
     scanned_bytes: int = 0
     head_hash: str = ""
     results_stamp: str = ""
@@ -214,8 +215,8 @@ class EpisodeIndex:
                 "q", [v for pair in zip(self.offsets, self.lengths, strict=True) for v in pair]
             )
             _atomic_write(self.cache_dir / _OFFSETS, spans.tobytes())
-            _atomic_write(self.cache_dir / _ROWS, json.dumps(rows, separators=(",", ":")).encode())
-            _atomic_write(self.cache_dir / _LIST, data_script(None, self.client_payload()))
+            _atomic_write(self.cache_dir / _ROWS, (p.encode() for p in _json_pieces(rows)))
+            _atomic_write(self.cache_dir / _LIST, _data_script_pieces(None, self.client_payload()))
             _atomic_write(self.cache_dir / _META, json.dumps(self._meta(), indent=1).encode())
         except OSError:
             return False
@@ -226,15 +227,45 @@ def data_script(key: str | None, data: Any) -> bytes:
     """``data`` as a script handing it to the page: ``EXV.receive(key, data)``. With ``key``
     None the page uses the key it asked for (the script tag's ``data-key``), so a cached list
     serves any run position. JSON is valid JavaScript once U+2028/9 are escaped."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return f"EXV.receive({json.dumps(key)},{text});\n".encode()
+    return b"".join(_data_script_pieces(key, data))
 
 
-def _atomic_write(path: Path, body: bytes) -> None:
+def _data_script_pieces(key: str | None, data: Any) -> Iterator[bytes]:
+    yield f"EXV.receive({json.dumps(key)},".encode()
+    for piece in _json_pieces(data):
+        yield piece.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+    yield b");\n"
+
+
+class _RawJson(str):
+    """A value kept as its JSON text (a metric column: ``_load_metrics``), written as is."""
+
+
+def _json_pieces(value: Any) -> Iterator[str]:
+    """The compact JSON of ``value`` in pieces, dicts walked and ``_RawJson`` spliced in as is:
+    a million-row index is written without ever being one string (``json.dumps``' text for
+    everything else)."""
+    if isinstance(value, _RawJson):
+        yield str(value)
+    elif isinstance(value, dict):
+        yield "{"
+        for position, (name, item) in enumerate(value.items()):
+            yield ("," if position else "") + json.dumps(str(name), ensure_ascii=False) + ":"
+            yield from _json_pieces(item)
+        yield "}"
+    else:
+        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _atomic_write(path: Path, body: bytes | Iterable[bytes]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(body)
+        with open(tmp, "wb") as fh:
+            if isinstance(body, bytes):
+                fh.write(body)
+            else:
+                for piece in body:
+                    fh.write(piece)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -434,7 +465,11 @@ def _results_stamp(run_dir: Path) -> str:
 
 
 def _load_metrics(index: EpisodeIndex) -> None:
-    """Numeric episode metrics from results.parquet, aligned to the index rows (None = missing)."""
+    """Numeric episode metrics from results.parquet, aligned to the index rows (None = missing).
+
+    Read one column at a time, and each kept as its JSON text (``_RawJson``): the list only
+    sends them to the page, and a million rows of seventy metrics are half a gigabyte of text
+    but over two gigabytes of Python numbers."""
     index.metrics = {}
     stamp = _results_stamp(index.run_dir)
     index.results_stamp = stamp
@@ -443,30 +478,35 @@ def _load_metrics(index: EpisodeIndex) -> None:
     import pyarrow.parquet as pq
     import pyarrow.types as pat
 
+    path = index.run_dir / RESULTS
     try:
-        table = pq.read_table(index.run_dir / RESULTS)
+        results = pq.ParquetFile(path)
+        schema = results.schema_arrow
+        if "episode_id" not in schema.names:
+            return
+        ids = results.read(columns=["episode_id"]).column(0).to_pylist()
+        rows = [index.row_of(str(eid)) for eid in ids]
+        del ids
+        n = len(index)
+        for name in schema.names:
+            column_type = schema.field(name).type
+            if name in _SKIP_METRICS or not (
+                pat.is_integer(column_type)
+                or pat.is_floating(column_type)
+                or pat.is_boolean(column_type)
+            ):
+                continue
+            values: list[float | int | None] = [None] * n
+            column = results.read(columns=[name]).column(0).to_pylist()
+            for row, value in zip(rows, column, strict=True):
+                if row is not None:
+                    values[row] = _round(value)
+            del column
+            if any(v is not None for v in values):
+                index.metrics[name] = _RawJson(json.dumps(values, separators=(",", ":")))
     except Exception as exc:  # a torn parquet must not keep the viewer from opening
-        index.issues.append(f"{index.run_dir / RESULTS}: unreadable ({exc}); no metric filters")
-        return
-    if "episode_id" not in table.column_names:
-        return
-    ids = table.column("episode_id").to_pylist()
-    rows = [index.row_of(str(eid)) for eid in ids]
-    n = len(index)
-    for name in table.column_names:
-        column_type = table.schema.field(name).type
-        if name in _SKIP_METRICS or not (
-            pat.is_integer(column_type)
-            or pat.is_floating(column_type)
-            or pat.is_boolean(column_type)
-        ):
-            continue
-        values: list[float | int | None] = [None] * n
-        for row, value in zip(rows, table.column(name).to_pylist(), strict=True):
-            if row is not None:
-                values[row] = _round(value)
-        if any(v is not None for v in values):
-            index.metrics[name] = values
+        index.metrics = {}
+        index.issues.append(f"{path}: unreadable ({exc}); no metric filters")
 
 
 def _read_meta(cache: Path) -> dict[str, Any] | None:
