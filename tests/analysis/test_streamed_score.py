@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -338,3 +339,23 @@ def test_a_large_runs_viewer_index_built_in_a_fresh_process_is_the_one_built_her
     assert refresh_index(run.path) is None
     here = load_index(run.path, save=False).client_payload()
     assert spawned == here and spawned["n"] == len(scored.all_rows())
+
+
+@pytest.mark.slow
+def test_an_index_process_that_breaks_is_a_warning_not_a_failed_score(
+    runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+    import shutil
+    from concurrent.futures.process import BrokenProcessPool
+
+    class Broken(concurrent.futures.ProcessPoolExecutor):
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            raise BrokenProcessPool("a child process terminated abruptly")
+
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(runs["native"].path, run.path)
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
+    warning = _score.refresh_viewer_index(run, 10_000)
+    assert warning is not None and "BrokenProcessPool" in warning and str(run.path) in warning

@@ -249,8 +249,11 @@ def refresh_viewer_index(run: RunDir, n_episodes: int) -> str | None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(refresh_index, str(run.path)).result()
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(refresh_index, str(run.path)).result()
+    except Exception as exc:  # the index is a cache: say so, never fail the score for it
+        return f"viewer index of {run.path} not updated: {type(exc).__name__}: {exc}"
 
 
 @dataclass
