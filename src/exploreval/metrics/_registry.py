@@ -253,6 +253,7 @@ def reduce_run_tables(
     return tables
 
 
+# -> Any: one DataFrame of rows, or the list of whatever the metric's own map side returned
 def _as_rows(frames: list[pd.DataFrame], summaries: list[Any]) -> Any:
     """One metric's summaries as its reduce gets them: rows (dicts, None to skip) as one
     DataFrame, anything else as the list (``RunPartials.compact``)."""
