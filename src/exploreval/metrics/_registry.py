@@ -154,8 +154,9 @@ def run_entries() -> list[MetricEntry]:
 
 class RunPartials:
     """The map side of the run metrics, one record at a time: each map/reduce run metric's
-    summary of every record of its families, kept in log order. Picklable, and mergeable
-    (``extend``) so worker processes each map a share of the log. ``tables`` reduces."""
+    summary of every record of its families, kept in log order. Picklable: worker processes
+    each map a share of the log and send what they kept (``score`` spills it and reduces it
+    with ``reduce_run_tables``). ``tables`` reduces."""
 
     def __init__(self) -> None:
         self.summaries: dict[str, list[Any]] = {}
@@ -178,13 +179,6 @@ class RunPartials:
                 ) from exc
             self.summaries.setdefault(key, []).append(summary)
 
-    def extend(self, other: RunPartials) -> None:
-        self.families |= other.families
-        for key, values in other.summaries.items():
-            self.summaries.setdefault(key, []).extend(values)
-        for key, frames in other.frames.items():
-            self.frames.setdefault(key, []).extend(frames)
-
     def compact(self) -> RunPartials:
         """Store each metric's row summaries (all dicts, or None for a record it skips) as a
         DataFrame chunk: a run metric whose map side returns rows then gets its rows as one
@@ -193,11 +187,7 @@ class RunPartials:
 
         for key in list(self.summaries):
             values = self.summaries[key]
-            if key in self.frames or (
-                values
-                and all(v is None or isinstance(v, dict) for v in values)
-                and any(isinstance(v, dict) for v in values)
-            ):
+            if key in self.frames or _are_rows(values):
                 rows = [v for v in values if v is not None]
                 if rows:
                     self.frames.setdefault(key, []).append(pd.DataFrame(rows))
@@ -259,13 +249,18 @@ def _as_rows(frames: list[pd.DataFrame], summaries: list[Any]) -> Any:
     DataFrame, anything else as the list (``RunPartials.compact``)."""
     import pandas as pd
 
-    if frames or (
-        summaries
-        and all(v is None or isinstance(v, dict) for v in summaries)
-        and any(isinstance(v, dict) for v in summaries)
-    ):
+    if frames or _are_rows(summaries):
         rows = [v for v in summaries if v is not None]
         if rows:
             frames = [*frames, pd.DataFrame(rows)]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return summaries or None
+
+
+def _are_rows(values: list[Any]) -> bool:
+    """A map side that returns rows: every summary a dict (or None, for a record it skips)."""
+    return (
+        bool(values)
+        and all(v is None or isinstance(v, dict) for v in values)
+        and any(isinstance(v, dict) for v in values)
+    )
