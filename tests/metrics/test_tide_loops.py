@@ -276,3 +276,36 @@ def test_real_minilm_embedding_identity() -> None:
     )
     assert ids[0] == ids[2]
     assert len({ids[0], ids[1], ids[3]}) == 3
+
+
+@settings(max_examples=400)
+@given(
+    st.integers(0, 60).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 6), min_size=n, max_size=n + 1).filter(lambda s: len(s) >= n),
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),
+        )
+    )
+)
+def test_short_and_vectorised_detectors_agree(traj: tuple[list[int], list[int]]) -> None:
+    """Short trajectories take a plain-Python pass (a score runs one per episode); it must give
+    the vectorised detector's mask, cycles and loops exactly, with or without a final state."""
+    from exploreval.metrics._tide_loops import _loop_mask_short, _loop_mask_vectorised
+
+    states, actions = traj
+    mask, cycles, loops = _loop_mask_vectorised(
+        np.asarray(states, dtype=np.int64), np.asarray(actions, dtype=np.int64)
+    )
+    assert _loop_mask_short(states, actions) == ([bool(v) for v in mask], cycles, loops)
+
+
+@given(st.integers(2, 3), st.integers(64, 90))
+def test_long_trajectories_take_the_vectorised_pass(k: int, r: int) -> None:
+    """Past the short threshold the vectorised detector runs: laps still count (r - 1) * k."""
+    from exploreval.metrics._tide_loops import _SHORT
+
+    states = [f"s{i}" for i in range(k)] * r
+    actions = [f"a{i}" for i in range(k)] * r
+    assert len(states) >= _SHORT
+    mask = loop_steps(list(zip(states, actions, strict=True)), final_state="s0")
+    assert sum(mask) == (r - 1) * k

@@ -110,10 +110,20 @@ async def judged_metrics(records: Sequence[EpisodeRecord], client: Any) -> dict[
     return tables
 
 
-def _entries(kind: str) -> list[MetricEntry]:
+#: kind -> (registry version, its entries): asked twice per episode scored.
+_ENTRIES: dict[str, tuple[int, tuple[MetricEntry, ...]]] = {}
+
+
+def _entries(kind: str) -> tuple[MetricEntry, ...]:
     # "*" entries first, then by registration key: basic columns lead every row.
+    len(METRIC_REGISTRY)  # loads the plugins first, which registers (a new version)
+    hit = _ENTRIES.get(kind)
+    if hit is not None and hit[0] == METRIC_REGISTRY.version:
+        return hit[1]
     entries = [e for e in METRIC_REGISTRY.values() if e.kind == kind]
-    return sorted(entries, key=lambda e: (e.family != "*", e.family, e.name))
+    ordered = tuple(sorted(entries, key=lambda e: (e.family != "*", e.family, e.name)))
+    _ENTRIES[kind] = (METRIC_REGISTRY.version, ordered)
+    return ordered
 
 
 def episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
@@ -149,7 +159,7 @@ def run_key(entry: MetricEntry) -> str:
 
 
 def run_entries() -> list[MetricEntry]:
-    return _entries("run")
+    return list(_entries("run"))
 
 
 class RunPartials:

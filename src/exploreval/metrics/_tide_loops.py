@@ -110,17 +110,84 @@ def _previous_visit(ids: IntArray) -> IntArray:
     return prev
 
 
+#: Below this many states the detector runs as plain Python: numpy's ~30 calls cost ~60 us
+#: whatever the length, a Python pass ~0.5 us a state (a score runs it on every episode).
+_SHORT = 128
+
+
 def loop_mask_from_ids(state_ids: IntArray, action_ids: IntArray) -> tuple[BoolArray, int, int]:
     """Core detector on integer ids. ``len(state_ids)`` is T or T + 1 (final state known).
 
     Returns (loop step mask over the T actions, number of cycles, number of loops).
     """
-    n_actions = action_ids.size
-    n_states = state_ids.size
+    _check_lengths(state_ids.size, action_ids.size)
+    if state_ids.size < _SHORT:
+        mask, cycles, loops = _loop_mask_short(state_ids.tolist(), action_ids.tolist())
+        return np.array(mask, dtype=np.bool_), cycles, loops
+    return _loop_mask_vectorised(state_ids, action_ids)
+
+
+def _check_lengths(n_states: int, n_actions: int) -> None:
     if n_states not in (n_actions, n_actions + 1):
         raise ValueError(
             f"need one state per action (+ optionally the final state): {n_states} states, {n_actions} actions"
         )
+
+
+def _loop_mask_short(
+    states: Sequence[Hashable], actions: Sequence[Hashable]
+) -> tuple[list[bool], int, int]:
+    """``_loop_mask_vectorised``, step by step (the same quantities, in the same order): states
+    and actions compare by equality, so any hashable ids do."""
+    n_actions = len(actions)
+    if n_actions == 0 or len(states) < 2:
+        return [False] * n_actions, 0, 0
+    last: dict[Hashable, int] = {}
+    prev = [-1] * len(states)
+    for q, state in enumerate(states):
+        p = last.get(state)
+        if p is not None:
+            prev[q] = p
+        last[state] = q
+    ends: list[int] = []
+    max_before = -1  # max prev[q] over q < k: the non-recursive condition
+    for k, p in enumerate(prev):
+        if p >= 0 and max_before < p:
+            ends.append(k)
+        if p > max_before:
+            max_before = p
+    if not ends:
+        return [False] * n_actions, 0, 0
+    dist = [0] * n_actions
+    run = [0] * n_actions
+    ok_before = False
+    for q in range(n_actions):
+        p = prev[q]
+        ok = p >= 0 and actions[q] == actions[p]
+        if p >= 0:
+            dist[q] = q - p
+        if ok:
+            run[q] = run[q - 1] + 1 if ok_before and dist[q] == dist[q - 1] else 1
+        ok_before = ok
+    change = [0] * (n_actions + 1)
+    loops = 0
+    for k in ends:
+        j = prev[k]
+        if dist[k - 1] == k - j and run[k - 1] >= k - j:
+            change[j] += 1
+            change[k] -= 1
+            loops += 1
+    mask: list[bool] = []
+    open_loops = 0
+    for q in range(n_actions):
+        open_loops += change[q]
+        mask.append(open_loops > 0)
+    return mask, len(ends), loops
+
+
+def _loop_mask_vectorised(state_ids: IntArray, action_ids: IntArray) -> tuple[BoolArray, int, int]:
+    n_actions = action_ids.size
+    n_states = state_ids.size
     mask = np.zeros(n_actions, dtype=np.bool_)
     if n_actions == 0 or n_states < 2:
         return mask, 0, 0
@@ -202,6 +269,15 @@ def loop_stats(
     states, actions, final = _split(steps, final_state)
     if final is not None:
         states = [*states, final]
+    if len(states) < _SHORT:  # ids as lists, never arrays (see _SHORT)
+        _check_lengths(len(states), len(actions))
+        ids = _state_ids(states, identity).tolist() if identity is not None else states
+        seen: dict[Hashable, int] = {}  # actions compare as _dense_ids compares them
+        short, cycles, loops = _loop_mask_short(
+            ids, [seen.setdefault(action, len(seen)) for action in actions]
+        )
+        mask = np.array(short, dtype=np.bool_)
+        return mask, LoopStats(len(actions), sum(short), cycles, loops)
     mask, cycles, loops = loop_mask_from_ids(_state_ids(states, identity), _dense_ids(actions))
     return mask, LoopStats(len(actions), int(mask.sum()), cycles, loops)
 

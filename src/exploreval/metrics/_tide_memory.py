@@ -46,19 +46,22 @@ class RecallResult:
         return max((e.distance for e in self.events), default=None)
 
 
-def _entity_list(value: Any, where: str) -> list[Hashable]:
+def _entity_list(value: Any, kind: str, t: int) -> list[Hashable]:
+    """``value`` as entity ids; ``kind`` and ``t`` name it in an error ("observation", 3)."""
     if value is None:
         return []
+    if type(value) is list and all(type(item) is str for item in value):
+        return value  # what JSON gives (read only): the checks below, fast
     if isinstance(value, str | int):
         return [value]
     if isinstance(value, Iterable):
         out: list[Hashable] = []
         for item in value:
             if isinstance(item, list | dict | set):
-                raise ValueError(f"{where}: entity ids must be strings or numbers, got {item!r}")
+                raise ValueError(f"{kind} {t}: entity ids must be strings or numbers, got {item!r}")
             out.append(item)
         return out
-    raise ValueError(f"{where}: expected a list of entity ids, got {type(value).__name__}")
+    raise ValueError(f"{kind} {t}: expected a list of entity ids, got {type(value).__name__}")
 
 
 def recall_distances(
@@ -80,9 +83,9 @@ def recall_distances(
     last_seen: dict[Hashable, int] = {}
     result = RecallResult()
     for t, acted_now in enumerate(acted):
-        for entity in _entity_list(seen[t], f"observation {t}"):
+        for entity in _entity_list(seen[t], "observation", t):
             last_seen[entity] = t
-        for entity in _entity_list(acted_now, f"step {t}"):
+        for entity in _entity_list(acted_now, "step", t):
             if keep is not None and entity not in keep:
                 continue
             m = last_seen.get(entity)

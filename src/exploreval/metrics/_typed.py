@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from exploreval.core import EpisodeRecord, StepInfo
 from exploreval.metrics._memo import memo
@@ -20,7 +20,13 @@ def step_infos(record: EpisodeRecord, model: type[M]) -> list[M]:
     def compute() -> list[M]:
         from pydantic import ValidationError
 
-        out: list[M] = []
+        infos = [step.info for step in record.steps]
+        try:  # one call for the whole list: a score validates every step of every episode
+            validated: list[M] = _list_adapter(model).validate_python(infos)
+            return validated
+        except ValidationError:
+            pass
+        out: list[M] = []  # again step by step, to name the step that fails
         for step in record.steps:
             try:
                 out.append(model.model_validate(step.info))
@@ -34,3 +40,16 @@ def step_infos(record: EpisodeRecord, model: type[M]) -> list[M]:
         return out
 
     return memo(record, f"step_infos:{model.__module__}.{model.__qualname__}", model, compute)
+
+
+_ADAPTERS: dict[type[StepInfo], Any] = {}
+
+
+# -> Any: a pydantic TypeAdapter of list[model] (generic over the model)
+def _list_adapter(model: type[StepInfo]) -> Any:
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+        from pydantic import TypeAdapter
+
+        adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+    return adapter
