@@ -6,11 +6,15 @@ Removes RUN_DIR's results and tables (not its columns), then scores it the way `
 does, phase by phase, while a thread samples this process's resident set every 10 ms:
 
 - ``latest``: which log spans hold each episode's latest record (one DuckDB query);
-- ``map+reduce``: the workers score chunks while this process spills their rows and
-  summaries; then the run tables, one metric at a time (a child process on a large run);
-- ``rows``: the results rows joined into one table;
-- ``write``: results.parquet and tables/;
-- ``index``: the viewer's index (a fresh process on a large run).
+- ``map``: the workers score chunks while this process spills their rows and summaries
+  (above ``OVERLAP_UP_TO`` episodes this phase also holds the whole reduce);
+- ``rows``: the results rows joined into one table (the reduce, a child process on a large
+  run, has started: from here to ``reduce`` both run);
+- ``results``: results.parquet written, the viewer index started (a fresh process on a large
+  run: it runs from here to ``index``);
+- ``reduce``: what is left of the run tables' reduce, one metric at a time;
+- ``tables``: tables/ written;
+- ``index``: what is left of the viewer index.
 
 Prints each phase's wall time, its peak RSS and the RSS it leaves behind, and the largest
 child process's peak.
@@ -76,7 +80,7 @@ def main() -> None:
     joined: list[bool] = []
 
     def traced_concat(frames: Any) -> Any:
-        if not joined:  # the map and the reduce are done: the rows are joined now
+        if not joined:  # the map is done: the rows are joined now
             joined.append(True)
             enter("rows")
         return concat(frames)
@@ -84,18 +88,25 @@ def main() -> None:
     _score._concat = traced_concat
     from exploreval.core import gc_paused
 
+    index_done: list[Any] = []
+
+    def on_rows(table: Any, error_table: Any) -> None:
+        enter("results")
+        _score._write_table(_score._all_rows(table, error_table), run.results_path)
+        index_done.append(_score.start_viewer_index(run, len(latest.offsets)))
+        enter("reduce")
+
     with gc_paused():
         enter("latest")
         latest = _score.latest_episodes(run)
-        enter("map+reduce")
-        result = _score.score_streamed(run, latest, "")
-        enter("write")
-        _score._write_table(result.all_rows(), run.results_path)
+        enter("map")
+        result = _score.score_streamed(run, latest, "", on_rows=on_rows)
+        enter("tables")
         run.tables_dir.mkdir(exist_ok=True)
         for name, table in result.tables.items():
             _score._write_table(table, run.tables_dir / f"{name}.parquet")
         enter("index")
-        problem = _score.refresh_viewer_index(run, len(latest.offsets))
+        problem = index_done[0]()
         enter("end")
     sampler.stop()
     print(

@@ -342,6 +342,50 @@ def test_a_large_runs_viewer_index_built_in_a_fresh_process_is_the_one_built_her
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_large_run_stores_its_rows_while_its_run_tables_are_reduced(
+    runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool
+) -> None:
+    """The reduce (a child process) and storing the rows (then the viewer index) share the two
+    cores: a reduce that waits for results.parquet sees it appear. Above ``OVERLAP_UP_TO`` they
+    run one after the other, and the reduce ends before the results exist."""
+    import shutil
+    import time
+
+    from exploreval.metrics import METRIC_REGISTRY, register_run_metrics
+
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(runs["native"].path, run.path)
+    run.results_path.unlink(missing_ok=True)
+    shutil.rmtree(run.tables_dir, ignore_errors=True)
+    results = run.results_path
+
+    def reduce(values: list[int]) -> dict[str, pd.DataFrame]:
+        deadline = time.monotonic() + (60 if overlap else 0)
+        while not results.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {
+            "stored_meanwhile": pd.DataFrame({"stored": [results.exists()], "pid": os.getpid()})
+        }
+
+    register_run_metrics("grid", "overlap", reduce, partial=lambda record: 1)
+    try:
+        monkeypatch.setenv(WORKERS_ENV, "2")
+        monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)
+        if not overlap:
+            monkeypatch.setattr(_score, "OVERLAP_UP_TO", 0)
+        scored = score_run(run)
+    finally:
+        METRIC_REGISTRY.unregister("run:grid:overlap")
+    seen = scored.tables["stored_meanwhile"]
+    assert bool(seen["stored"].iloc[0]) is overlap and int(seen["pid"].iloc[0]) != os.getpid()
+    assert not scored.warnings  # the index was built meanwhile too, and finished
+    stored = pd.read_parquet(results)
+    assert len(stored) == len(scored.all_rows())
+    assert (run.tables_dir / _score.SCORE_META).exists()
+
+
+@pytest.mark.slow
 def test_an_index_process_that_breaks_is_a_warning_not_a_failed_score(
     runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

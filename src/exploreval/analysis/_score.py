@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,11 +50,15 @@ class ScoreResult:
 
     def all_rows(self) -> pd.DataFrame:
         """Scored rows plus one metadata row per errored episode (what results.parquet holds)."""
-        if self.error_table.empty:
-            return self.table
-        if self.table.empty:
-            return self.error_table
-        return pd.concat([self.table, self.error_table], ignore_index=True)
+        return _all_rows(self.table, self.error_table)
+
+
+def _all_rows(table: pd.DataFrame, error_table: pd.DataFrame) -> pd.DataFrame:
+    if error_table.empty:
+        return table
+    if table.empty:
+        return error_table
+    return pd.concat([table, error_table], ignore_index=True)
 
 
 def _harness_config(record: EpisodeRecord) -> dict[str, Any]:
@@ -199,7 +203,6 @@ def score_run(run: RunDir, write: bool = True) -> ScoreResult:
 
 
 def _score_run(run: RunDir, write: bool) -> ScoreResult:
-    import json
 
     if not run.episodes_path.exists():
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
@@ -207,53 +210,103 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
     stamp = score_stamp(run, run_id)
     latest = latest_episodes(run)
     cached = _cached_result(run, stamp, latest, run_id)
-    result = cached or score_streamed(run, latest, run_id)
+    index_done: Callable[[], str | None] | None = None
+
+    def write_rows(table: pd.DataFrame, error_table: pd.DataFrame) -> None:
+        """results.parquet, then the viewer index (which reads it) starts: on a large run both
+        happen while the run tables are still being reduced (``score_streamed``)."""
+        nonlocal index_done
+        if not write:
+            return
+        try:
+            (run.tables_dir / SCORE_META).unlink(missing_ok=True)  # stale until rewritten
+            _write_table(_all_rows(table, error_table), run.results_path)
+        except OSError as exc:
+            raise describe_os_error("write results to", run.path, exc) from exc
+        index_done = start_viewer_index(run, len(latest.offsets))
+
+    result = cached or score_streamed(run, latest, run_id, on_rows=write_rows)
     result.issues = [*latest.issues, *result.issues]
     for name, table in _read_judged(run).items():
         result.tables.setdefault(name, table)
-    if write and cached is None:
-        try:
-            (run.tables_dir / SCORE_META).unlink(missing_ok=True)  # stale until rewritten
-            _write_table(result.all_rows(), run.results_path)
-            run.tables_dir.mkdir(exist_ok=True)
-            judged = _read_judged(run)
-            for name, table in result.tables.items():
-                if name not in judged:
-                    _write_table(table, run.tables_dir / f"{name}.parquet")
-            if stamp == score_stamp(run, run_id):  # the log did not grow meanwhile
-                meta = {
-                    "stamp": stamp,
-                    "tables": sorted(set(result.tables) - set(judged)),
-                    # lines left out for failing validation: the stored rows have none of them
-                    "invalid": [{"line": i.line, "message": i.message} for i in result.issues],
-                }
-                (run.tables_dir / SCORE_META).write_text(json.dumps(meta), encoding="utf-8")
-        except OSError as exc:
-            raise describe_os_error("write results to", run.path, exc) from exc
+    try:
+        if write and cached is None:
+            _write_run_tables(run, result, stamp, run_id)
+    except BaseException:
+        if index_done is not None:  # wait for the index process rather than leave it behind
+            index_done()
+        raise
     if write:
-        problem = refresh_viewer_index(run, len(latest.offsets))
+        if index_done is None:  # the stored results were reused
+            index_done = start_viewer_index(run, len(latest.offsets))
+        problem = index_done()
         if problem:
             result.warnings.append(problem)
     return result
 
 
+def _write_run_tables(run: RunDir, result: ScoreResult, stamp: dict[str, Any], run_id: str) -> None:
+    """tables/ (judged tables are left as they are), then the stamp that says what the stored
+    results were computed from: written last, and only when the log did not grow meanwhile."""
+    import json
+
+    try:
+        run.tables_dir.mkdir(exist_ok=True)
+        judged = _read_judged(run)
+        for name, table in result.tables.items():
+            if name not in judged:
+                _write_table(table, run.tables_dir / f"{name}.parquet")
+        if stamp == score_stamp(run, run_id):
+            meta = {
+                "stamp": stamp,
+                "tables": sorted(set(result.tables) - set(judged)),
+                # lines left out for failing validation: the stored rows have none of them
+                "invalid": [{"line": i.line, "message": i.message} for i in result.issues],
+            }
+            (run.tables_dir / SCORE_META).write_text(json.dumps(meta), encoding="utf-8")
+    except OSError as exc:
+        raise describe_os_error("write results to", run.path, exc) from exc
+
+
 def refresh_viewer_index(run: RunDir, n_episodes: int) -> str | None:
     """Bring the viewer's index up to date, so ``exploreval view`` opens at once after score,
-    report or run. A large run's index is built in a fresh process: it reads its own columns
-    and results.parquet (nothing of this process), and what it holds while it writes the list
-    (a gigabyte at a million episodes) is then never added to the rows this process keeps."""
+    report or run (``start_viewer_index``, waited for)."""
+    return start_viewer_index(run, n_episodes)()
+
+
+def start_viewer_index(run: RunDir, n_episodes: int) -> Callable[[], str | None]:
+    """Start bringing the viewer's index up to date; the returned call waits for it and gives
+    its warning, if any. A large run's index is built in a fresh process: it reads its own
+    columns and results.parquet (nothing of this process), and what it holds while it writes
+    the list (a gigabyte at a million episodes) is then never added to the rows this process
+    keeps. A small run's is built here and now."""
     from exploreval.viewer import refresh_index
 
     if score_workers(n_episodes) <= 1:
-        return refresh_index(run.path)
+        problem = refresh_index(run.path)
+        return lambda: problem
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return pool.submit(refresh_index, str(run.path)).result()
-    except Exception as exc:  # the index is a cache: say so, never fail the score for it
+    def failed(exc: Exception) -> str:  # the index is a cache: say so, never fail the score
         return f"viewer index of {run.path} not updated: {type(exc).__name__}: {exc}"
+
+    try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        future = pool.submit(refresh_index, str(run.path))
+    except Exception as exc:
+        message = failed(exc)
+        return lambda: message
+
+    def done() -> str | None:
+        try:
+            return future.result()
+        except Exception as exc:
+            return failed(exc)
+        finally:
+            pool.shutdown()
+
+    return done
 
 
 @dataclass
@@ -335,13 +388,27 @@ def score_workers(n_episodes: int) -> int:
     return analysis_workers(n_episodes, PARALLEL_FROM)
 
 
-def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
+#: Up to this many episodes, a score joins and stores its rows (``on_rows``: results.parquet,
+#: then the viewer index starts) while its run tables are reduced, each on a core of its own.
+#: Above it one after the other, so that the reduce, the index and the rows are never all held at
+#: once (together about 5 GB at a million episodes; 0.2 GB at 100k).
+OVERLAP_UP_TO = 250_000
+
+#: What ``score_streamed`` hands its caller as soon as the rows are joined: (rows, errored rows).
+RowsHook = Callable[[pd.DataFrame, pd.DataFrame], None]
+
+
+def score_streamed(
+    run: RunDir, latest: _Latest, run_id: str, on_rows: RowsHook | None = None
+) -> ScoreResult:
     """Score the latest records one at a time (in worker processes on a large run): each
     record gives its results row and its run metrics' summaries and is dropped. Each chunk's
     rows and summaries go to a spill file as they arrive (``_Spill``), so the map holds nothing
     in this process; the run tables are then reduced one metric at a time from the spill
-    (``reduce_run_tables``), and the rows are joined last, when no summary is left. Memory
-    holds one metric's summaries, or the rows, never the records (docs/records.md)."""
+    (``reduce_run_tables``), and the rows are joined when no summary is left in this process.
+    Memory holds one metric's summaries, or the rows, never the records (docs/records.md).
+    ``on_rows`` is called once with the joined rows: during the reduce (which runs in a child
+    process) on a large run up to ``OVERLAP_UP_TO`` episodes, after it otherwise."""
     from exploreval.metrics import RunPartials, run_key
 
     chunks = latest.chunks(CHUNK_EPISODES)
@@ -380,6 +447,7 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         seen.families = families
         legacy = {run_key(entry): valid.where(entry.family) for entry in seen.record_entries()}
 
+        rows: tuple[pd.DataFrame, pd.DataFrame] | None = None
         if not len(valid):
             tables: dict[str, pd.DataFrame] = {}
         elif workers <= 1:
@@ -388,16 +456,18 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
             # A large run reduces in a child process, which gives all its memory back when it
             # ends: the summaries are millions of small objects, and what a process frees of
             # those it keeps (half a gigabyte at a million episodes), next to the rows joined
-            # below. Forked, like the map's workers, so it sees every registered metric.
+            # below. Forked, like the map's workers, so it sees every registered metric; forked
+            # before the rows are joined here, so its memory never counts theirs.
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            spill.flush()
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(1, mp_context=context) as pool:
-                tables = pool.submit(_reduce_spilled, spill, legacy).result()
-        table = _concat(list(spill.take(_ROWS)))
-        error_table = _concat(list(spill.take(_ERRORS)))
+            with ProcessPoolExecutor(1, mp_context=context) as pool, spill.copy() as reader:
+                reducing = pool.submit(_reduce_spilled, reader, legacy)
+                if len(latest.offsets) <= OVERLAP_UP_TO:
+                    rows = _joined_rows(spill, on_rows)
+                tables = reducing.result()
+        table, error_table = rows or _joined_rows(spill, on_rows)
     return ScoreResult(
         table=table,
         tables=tables,
@@ -407,6 +477,15 @@ def score_streamed(run: RunDir, latest: _Latest, run_id: str) -> ScoreResult:
         run_id=run_id,
         error_table=error_table,
     )
+
+
+def _joined_rows(spill: _Spill, on_rows: RowsHook | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows and the errored rows, each joined from the spill, handed to ``on_rows``."""
+    table = _concat(list(spill.take(_ROWS)))
+    error_table = _concat(list(spill.take(_ERRORS)))
+    if on_rows is not None:
+        on_rows(table, error_table)
+    return table, error_table
 
 
 _ROWS, _ERRORS, _FRAME, _LIST = "rows", "errors", "frame:", "list:"
@@ -458,6 +537,16 @@ class _Spill:
 
     def flush(self) -> None:
         self._file.flush()
+
+    def copy(self) -> _Spill:
+        """A reader of what was put so far, for another process (or thread): its keys are its
+        own to take, and what this spill takes meanwhile does not change them."""
+        self._file.flush()
+        copy = _Spill.__new__(_Spill)
+        copy.__setstate__(
+            {"path": self._path, "spans": {k: list(v) for k, v in self._spans.items()}}
+        )
+        return copy
 
     def take(self, key: str) -> Iterator[Any]:
         """The objects put under ``key``, unpickled one at a time; the key is then gone."""
