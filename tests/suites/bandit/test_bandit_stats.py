@@ -260,3 +260,58 @@ def test_median_reward_is_a_median_not_a_mean() -> None:
     assert B.rescaled_reward(tr).tolist() == pytest.approx([0, 0, 1, 3])
     assert B.median_reward(tr) == pytest.approx(0.5)
     assert B.summarize(tr)["median_reward"] == pytest.approx(0.5)
+
+
+one_replicate = st.integers(2, 5).flatmap(
+    lambda k: st.tuples(
+        st.just(k),
+        st.lists(st.integers(-1, k - 1), min_size=1, max_size=60),
+        st.lists(st.sampled_from([0.1, 0.3, 0.5, 0.5 + 1e-13, 0.7, 0.9]), min_size=k, max_size=k),
+        st.booleans(),
+    )
+)
+
+
+@settings(max_examples=300)
+@given(one_replicate, st.integers(0, 2**32 - 1))
+def test_one_episodes_metrics_are_the_vectorised_statistics_of_one_row(
+    case: tuple[int, list[int], list[float], bool], seed: int
+) -> None:
+    """A score computes a bandit episode's metrics in plain Python (``one_episode_metrics``);
+    each must be, to the bit, what the (replicates, rounds) statistics give for that one row,
+    with 0/1 or arbitrary float rewards, invalid rounds and tied or near-tied best arms."""
+    k, arms, means, bernoulli = case
+    rng = np.random.default_rng(seed)
+    rewards = np.where(
+        np.asarray(arms) >= 0,
+        rng.integers(0, 2, len(arms)) if bernoulli else rng.random(len(arms)),
+        0.0,
+    ).astype(float)
+    tr = traj([arms], [rewards.tolist()], [means])
+    stats = B.summarize(tr)
+    rescaled = float(B.rescaled_reward(tr)[0])
+    expected = {
+        "best_arm_pulls": int(B.best_arm_counts(tr)[0]),
+        "best_arm_fraction": float(B.best_arm_pulls(tr).mean()),
+        "suffix_failure_half": bool(B.suffix_failures(tr, B.half_horizon(tr.horizon))[0]),
+        "k_min_frac": stats["k_min_frac"],
+        "greedy_frac": None if math.isnan(stats["greedy_frac"]) else stats["greedy_frac"],
+        "least_frac": None if math.isnan(stats["least_frac"]) else stats["least_frac"],
+        "time_averaged_reward": stats["mean_reward"],
+        "rescaled_reward": None if math.isnan(rescaled) else rescaled,
+        "pseudo_regret": stats["pseudo_regret"],
+        "arms_never_pulled": sum(1 for a in range(k) if a not in arms),
+        "fallback_rounds": 3,
+    }
+    got = B.one_episode_metrics(arms, rewards.tolist(), means, 3)
+    assert got == expected
+    assert {key: type(v) for key, v in got.items() if v is not None} == {
+        key: type(v) for key, v in expected.items() if v is not None
+    }
+
+
+def test_one_episodes_metrics_refuse_an_arm_outside_the_means() -> None:
+    with pytest.raises(ValueError, match="do not index 2 arm means"):
+        B.one_episode_metrics([0, 2], [1.0, 0.0], [0.3, 0.6], 0)
+    with pytest.raises(ValueError, match="at least 2 arms"):
+        B.one_episode_metrics([0], [1.0], [0.3], 0)

@@ -227,28 +227,37 @@ def _round_classes(tr: BanditTrajectories) -> tuple[BoolArray, BoolArray, BoolAr
 
 
 def _round_classes_python(tr: BanditTrajectories) -> tuple[BoolArray, BoolArray, BoolArray]:
-    greedy = np.zeros(tr.arms.shape, dtype=bool)
-    counted = np.zeros(tr.arms.shape, dtype=bool)
-    least = np.zeros(tr.arms.shape, dtype=bool)
-    k = tr.n_arms
-    for r, (arm_row, reward_row) in enumerate(
-        zip(tr.arms.tolist(), tr.rewards.tolist(), strict=True)
-    ):
-        n = [0] * k
-        s = [0.0] * k
-        avg = [-np.inf] * k
-        best = -np.inf
-        for i, (arm, reward) in enumerate(zip(arm_row, reward_row, strict=True)):
-            if arm < 0:
-                continue
-            if n[arm] > 0:
-                counted[r, i] = True
-                greedy[r, i] = avg[arm] >= best - TIE_TOL
-            least[r, i] = n[arm] <= min(n)
-            n[arm] += 1
-            s[arm] += reward
-            avg[arm] = s[arm] / n[arm]
-            best = max(avg)
+    rows = [
+        round_classes_of_row(arm_row, reward_row, tr.n_arms)
+        for arm_row, reward_row in zip(tr.arms.tolist(), tr.rewards.tolist(), strict=True)
+    ]
+    return tuple(  # type: ignore[return-value]
+        np.array([row[c] for row in rows], dtype=bool).reshape(tr.arms.shape) for c in range(3)
+    )
+
+
+def round_classes_of_row(
+    arms: Sequence[int], rewards: Sequence[float], k: int
+) -> tuple[list[bool], list[bool], list[bool]]:
+    """One replicate's (greedy, counted, least-chosen) flags per round (``_round_classes``)."""
+    greedy = [False] * len(arms)
+    counted = [False] * len(arms)
+    least = [False] * len(arms)
+    n = [0] * k
+    s = [0.0] * k
+    avg = [-np.inf] * k
+    best = -np.inf
+    for i, (arm, reward) in enumerate(zip(arms, rewards, strict=True)):
+        if arm < 0:
+            continue
+        if n[arm] > 0:
+            counted[i] = True
+            greedy[i] = avg[arm] >= best - TIE_TOL
+        least[i] = n[arm] <= min(n)
+        n[arm] += 1
+        s[arm] += reward
+        avg[arm] = s[arm] / n[arm]
+        best = max(avg)
     return greedy, counted, least
 
 

@@ -23,6 +23,7 @@ from exploreval.core import EpisodeRecord
 from exploreval.metrics import Scalar, step_infos
 from exploreval.suites.bandit._info import BanditStepInfo
 from exploreval.suites.bandit._stats import (
+    MEAN_TOL,
     TABLE_LABELS,
     TABLE_STATS,
     BanditTrajectories,
@@ -44,6 +45,7 @@ from exploreval.suites.bandit._stats import (
     pseudo_regret,
     realized_regret,
     rescaled_reward,
+    round_classes_of_row,
     suffix_failure_freq,
     suffix_failure_freq_curve,
     suffix_failures,
@@ -72,6 +74,7 @@ __all__ = [
     "least_frac",
     "least_frac_per_replicate",
     "median_reward",
+    "one_episode_metrics",
     "min_frac",
     "min_frac_curve",
     "min_frac_curves",
@@ -349,27 +352,57 @@ def curves_frame(groups: Mapping[tuple[str, str], BanditTrajectories]) -> pd.Dat
 
 # -- registered metrics ----------------------------------------------------------------------------
 def episode_bandit_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
-    """Per-episode values whose means (or median) over replicates give the table statistics."""
-    traj = trajectories_from_records([record]) if record.steps else None
-    if traj is None:
+    """Per-episode values whose means (or median) over replicates give the table statistics:
+    the statistics of one replicate, each what the (replicates, rounds) statistics give for a
+    single row (``one_episode_metrics``; a test holds the two to the same values)."""
+    if not record.steps:
         return {}
-    stats = summarize(traj)
-    greedy, least = stats["greedy_frac"], stats["least_frac"]
-    rescaled = float(rescaled_reward(traj)[0])
+    means, _ = _truth(record)
+    infos = step_infos(record, BanditStepInfo)
+    return one_episode_metrics(
+        [-1 if i.arm is None else i.arm for i in infos],
+        [float(s.reward) for s in record.steps],
+        means,
+        sum(1 for i in infos if i.fallback),
+    )
+
+
+def one_episode_metrics(
+    arms: Sequence[int], rewards: Sequence[float], means: Sequence[float], fallback_rounds: int
+) -> dict[str, Scalar]:
+    """The episode metrics of one replicate, in plain Python: numpy's per-call cost is most of
+    the work on a (1, T) array, and a score makes one per bandit episode. Sums of floats stay in
+    numpy (its pairwise summation), so every value is the vectorised statistic's to the bit."""
+    horizon, k = len(arms), len(means)
+    if k < 2:
+        raise ValueError("a bandit needs at least 2 arms")
+    if horizon == 0 or any(a >= k or a < -1 for a in arms):
+        raise ValueError(f"arms {list(arms)} do not index {k} arm means (-1: no pull)")
+    top = max(means)
+    best = [m >= top - MEAN_TOL for m in means]
+    hits = [a >= 0 and best[a] for a in arms]
+    last_best = max((t for t, hit in enumerate(hits, start=1) if hit), default=0)
+    pulls = [0] * k
+    for arm in arms:
+        if arm >= 0:
+            pulls[arm] += 1
+    greedy, counted, least = round_classes_of_row(arms, rewards, k)
+    n_counted, n_valid = sum(counted), sum(1 for a in arms if a >= 0)
+    mean_reward = float(np.asarray(rewards, dtype=np.float64).mean())
+    span = top - min(means)
+    pulled = np.asarray([means[a] if a >= 0 else 0.0 for a in arms], dtype=np.float64)
     return {
-        "best_arm_pulls": int(best_arm_counts(traj)[0]),
-        "best_arm_fraction": float(best_arm_pulls(traj).mean()),
-        "suffix_failure_half": bool(suffix_failures(traj, half_horizon(traj.horizon))[0]),
-        "k_min_frac": stats["k_min_frac"],
-        "greedy_frac": None if np.isnan(greedy) else greedy,
-        "least_frac": None if np.isnan(least) else least,
-        "time_averaged_reward": stats["mean_reward"],
-        "rescaled_reward": None if np.isnan(rescaled) else rescaled,
-        "pseudo_regret": stats["pseudo_regret"],
-        "arms_never_pulled": int(
-            sum(1 for a in range(traj.n_arms) if not (traj.arms[0] == a).any())
-        ),
-        "fallback_rounds": sum(1 for i in step_infos(record, BanditStepInfo) if i.fallback),
+        "best_arm_pulls": sum(hits),
+        "best_arm_fraction": sum(hits) / horizon,
+        "suffix_failure_half": last_best < half_horizon(horizon),
+        "k_min_frac": k * (min(pulls) / horizon),
+        "greedy_frac": sum(greedy) / n_counted if n_counted else None,
+        "least_frac": sum(least) / n_valid if n_valid else None,
+        "time_averaged_reward": mean_reward,
+        "rescaled_reward": (mean_reward - min(means)) / span if span > MEAN_TOL else None,
+        "pseudo_regret": float(horizon * top - pulled.sum()),
+        "arms_never_pulled": sum(1 for count in pulls if count == 0),
+        "fallback_rounds": fallback_rounds,
     }
 
 
