@@ -67,9 +67,9 @@ def resolve(target: Any) -> Any:
     if not isinstance(target, str):
         return target
     hit = _RESOLVED.get(target)
-    module_name, sep, attr = target.partition(":")
-    if hit is not None and sys.modules.get(module_name) is hit[0]:  # not reloaded or removed
+    if hit is not None and sys.modules.get(hit[0].__name__) is hit[0]:  # not removed since
         return hit[1]
+    module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise LazyRefError(f"reference {target!r} is not of the form 'package.module:attribute'")
     try:

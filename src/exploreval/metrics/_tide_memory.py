@@ -83,8 +83,12 @@ def recall_distances(
     last_seen: dict[Hashable, int] = {}
     result = RecallResult()
     for t, acted_now in enumerate(acted):
-        for entity in _entity_list(seen[t], "observation", t):
-            last_seen[entity] = t
+        seen_now = seen[t]
+        if not (type(seen_now) is list and not seen_now):  # most observations show none
+            for entity in _entity_list(seen_now, "observation", t):
+                last_seen[entity] = t
+        if type(acted_now) is list and not acted_now:  # and most actions touch none
+            continue
         for entity in _entity_list(acted_now, "step", t):
             if keep is not None and entity not in keep:
                 continue
