@@ -196,3 +196,24 @@ def test_bootstrap_interval_within_data_range(scores: list[float]) -> None:
     ci = bootstrap_mean_ci(scores, n_boot=200)
     assert min(scores) - 1e-12 <= ci.low <= ci.high <= max(scores) + 1e-12
     assert not math.isnan(ci.estimate)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.none(), st.integers(0, 400)), st.integers(1, 300))
+def test_one_task_auv_is_task_auv_of_that_one_task_to_the_bit(turn: int | None, t_max: int) -> None:
+    """A score asks one trajectory's AUV per episode, the run tables one per point: the scalar
+    path must give numpy's value exactly (solved at 0, inside, at and past the window, never)."""
+    from exploreval.metrics._tide_auv import one_task_auv, task_auv
+
+    assert one_task_auv(turn, t_max) == float(task_auv([turn], t_max)[0])
+
+
+def test_one_task_auv_refuses_what_task_auv_refuses() -> None:
+    from exploreval.metrics._tide_auv import one_task_auv, task_auv
+
+    for turn, t_max in ((-1, 10), (1.5, 10), (True, 10), (3, 0), (3, 2.5)):
+        with pytest.raises(ValueError) as scalar:
+            one_task_auv(turn, t_max)  # type: ignore[arg-type]
+        with pytest.raises(ValueError) as vector:
+            task_auv([turn], t_max)  # type: ignore[list-item,arg-type]
+        assert str(scalar.value) == str(vector.value)

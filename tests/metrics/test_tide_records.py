@@ -452,3 +452,32 @@ def test_repeated_invalid_grid_actions_are_loops_in_a_real_run(tmp_path: Path) -
     # step 0 leaves the initial observation (no notice) for the "invalid" state; steps 1..5
     # repeat that state: 5 loop steps of 6 (the final observation closes the last lap)
     assert row["tide_loop_steps"] == 5 and row["tide_loop_ratio"] == pytest.approx(5 / 6)
+
+
+def test_a_trajectory_summary_survives_pickling_field_for_field() -> None:
+    """Summaries travel from the workers through the spill to the reduce as pickles, rebuilt
+    from their values in order (``__reduce__``): every field must come back as it was."""
+    import pickle
+
+    import numpy as np
+
+    from exploreval.metrics._tide_records import trajectory_summaries
+
+    record = make_record(
+        ["A", "B", "A", "B", "A"],
+        ["x", "y", "x", "y", "x"],
+        infos=[
+            {"progress": p, "entities_seen": ["k"], "entities_acted": ["k"]}
+            for p in (0.1, 0.2, 0.2, 0.5, 1.0)
+        ],
+        success=True,
+    )
+    (summary,) = trajectory_summaries(record)
+    assert summary.loops is not None and summary.loops.loop_steps > 0 and summary.recalls
+    back = pickle.loads(pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL))
+    for name in summary.__slots__:
+        mine, theirs = getattr(summary, name), getattr(back, name)
+        if isinstance(mine, np.ndarray):
+            assert np.array_equal(mine, theirs)
+        else:
+            assert mine == theirs and type(mine) is type(theirs), name

@@ -86,6 +86,23 @@ def task_auv(steps_to_success: Sequence[int | None], t_max: int) -> FloatArray:
     return np.where((turns < 0) | (turns > t_max), 0.0, scores)
 
 
+def one_task_auv(turn: int | None, t_max: int) -> float:
+    """``task_auv([turn], t_max)[0]``, without numpy's per-call cost: a score asks once per
+    episode and the run tables once per trajectory. Integer turns and windows make each step
+    exact or one IEEE operation, so the value is numpy's to the bit."""
+    t_max = _check_t_max(t_max)
+    if turn is None:
+        return 0.0
+    if isinstance(turn, bool) or int(turn) != turn or turn < 0:
+        raise ValueError(
+            f"steps_to_success[0] must be a non-negative integer turn or None, got {turn!r}"
+        )
+    turn = int(turn)
+    if turn > t_max:
+        return 0.0
+    return 1.0 if turn == 0 else (t_max - turn + 0.5) / t_max
+
+
 def progress_curves(traces: Sequence[Sequence[float]], t_max: int) -> FloatArray:
     """Per-task progress curves, shape (tasks, t_max + 1).
 

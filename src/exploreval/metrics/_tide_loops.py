@@ -64,6 +64,10 @@ class LoopStats:
     def ratio(self) -> float:
         return self.loop_steps / self.steps if self.steps else 0.0
 
+    def __reduce__(self) -> tuple[type[LoopStats], tuple[int, int, int, int]]:
+        # one per trajectory summary: rebuilt from its values (see TrajectorySummary)
+        return LoopStats, (self.steps, self.loop_steps, self.cycles, self.loops)
+
 
 #: Below this many items a dict beats pandas' hashing (whose fixed cost is ~0.1 ms a call), which
 #: matters when a run of thousands of short episodes is scored one episode at a time.

@@ -20,6 +20,7 @@ from exploreval.metrics._memo import memo
 from exploreval.metrics._tide_auv import (
     BootstrapCI,
     bootstrap_mean_ci,
+    one_task_auv,
     paired_difference_ci,
     progress_curve,
     success_curve,
@@ -272,7 +273,7 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
     events = [e for r in recalls for e in r.events]
     known_loops = [stats for stats in loops if stats is not None]
     loop_total = sum(stats.steps for stats in known_loops)
-    auvs = task_auv(turns, t_max)
+    auvs = [one_task_auv(turns[0], t_max)] if len(turns) == 1 else task_auv(turns, t_max)
     progress_known = known and all(trace is not None for trace in traces)
     return {
         "tide_t_max": t_max if known else None,
@@ -325,6 +326,11 @@ class TrajectorySummary:
     #: (action verb, loop steps of that verb) pairs (Table 3's Click Ratio); () for no loop.
     loop_verbs: tuple[tuple[str, int], ...]
     recalls: tuple[int, ...]
+
+    def __reduce__(self) -> tuple[type[TrajectorySummary], tuple[Any, ...]]:
+        # pickled by the million between a score's workers, its spill and its reduce: rebuilt
+        # from its values in order, not by the dataclass default (which asks fields() each time)
+        return TrajectorySummary, tuple(getattr(self, name) for name in self.__slots__)
 
     def progress_or_success(self) -> np.ndarray:
         """``progress_or_success`` of the record this summarises."""
@@ -904,7 +910,7 @@ def points_table(records: Iterable[TrajectoryLike], override: TMaxOverride = Non
                 "agent": item.agent,
                 "task": f"{item.task}#{item.repeat}",
                 "loop_ratio": stats.ratio,
-                "auv": float(task_auv([item.solved], windows.of(item))[0]),
+                "auv": one_task_auv(item.solved, windows.of(item)),
             }
         )
     return pd.DataFrame(points)
