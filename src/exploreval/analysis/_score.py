@@ -203,7 +203,6 @@ def score_run(run: RunDir, write: bool = True) -> ScoreResult:
 
 
 def _score_run(run: RunDir, write: bool) -> ScoreResult:
-
     if not run.episodes_path.exists():
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
@@ -291,10 +290,11 @@ def start_viewer_index(run: RunDir, n_episodes: int) -> Callable[[], str | None]
     def failed(exc: Exception) -> str:  # the index is a cache: say so, never fail the score
         return f"viewer index of {run.path} not updated: {type(exc).__name__}: {exc}"
 
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     try:
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         future = pool.submit(refresh_index, str(run.path))
     except Exception as exc:
+        pool.shutdown(wait=False, cancel_futures=True)
         message = failed(exc)
         return lambda: message
 
