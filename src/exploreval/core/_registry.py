@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 #: Extra lines appended to unknown-name errors (set by the plugin loader: plugins that failed).
 _ERROR_NOTES: list[Callable[[], str]] = []
@@ -97,8 +98,9 @@ class Registry(Generic[T]):
         self.kind = kind
         self._items: dict[str, T] = {}
         self._loader = loader
-        #: Bumped by every change, so a reader may cache what it derives from the entries.
+        #: Bumped by every change: what ``derived`` computed is stale from then on.
         self.version = 0
+        self._derived: dict[str, tuple[int, Any]] = {}
 
     def _load(self) -> None:
         if self._loader is not None:
@@ -110,6 +112,17 @@ class Registry(Generic[T]):
         self._items[name] = item
         self.version += 1
         return item
+
+    def derived(self, key: str, compute: Callable[[], D]) -> D:
+        """``compute()`` once per state of the entries (plugins loaded first), kept under ``key``:
+        what a hot path derives from them (an order, a lookup table), never stale after a
+        register or an unregister."""
+        self._load()
+        hit = self._derived.get(key)
+        if hit is None or hit[0] != self.version:
+            hit = self._derived[key] = (self.version, compute())
+        value: D = hit[1]
+        return value
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (tests and plugins that replace a built-in)."""

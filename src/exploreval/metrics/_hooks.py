@@ -89,24 +89,17 @@ def env_name(env_id: str) -> str:
     return stem if sep and version.isdigit() else name
 
 
-#: (env id, family) -> (registry version, its identity): asked for every trajectory scored.
-_IDENTITY_OF: dict[tuple[str, str], tuple[int, StateIdentity | None]] = {}
-
-
 def registered_state_identity(record: EpisodeRecord) -> StateIdentity | None:
-    len(STATE_IDENTITIES)  # loads the plugins first, which registers (a new version)
-    key = (record.env_id, record.family)
-    hit = _IDENTITY_OF.get(key)
-    if hit is not None and hit[0] == STATE_IDENTITIES.version:
-        return hit[1]
-    identity: StateIdentity | None = None
-    for name in (record.env_id, env_name(record.env_id), record.family):
-        found = STATE_IDENTITIES.find(name.lower())
-        if found is not None:
-            identity = resolve(found)
-            break
-    _IDENTITY_OF[key] = (STATE_IDENTITIES.version, identity)
-    return identity
+    # asked for every trajectory scored: looked up once per env and family until a change
+    def lookup() -> StateIdentity | None:
+        for name in (record.env_id, env_name(record.env_id), record.family):
+            found = STATE_IDENTITIES.find(name.lower())
+            if found is not None:
+                identity: StateIdentity = resolve(found)
+                return identity
+        return None
+
+    return STATE_IDENTITIES.derived(f"identity:{record.env_id}|{record.family}", lookup)
 
 
 def registered_progress(record: EpisodeRecord) -> ProgressFn | None:

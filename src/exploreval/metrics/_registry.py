@@ -110,20 +110,14 @@ async def judged_metrics(records: Sequence[EpisodeRecord], client: Any) -> dict[
     return tables
 
 
-#: kind -> (registry version, its entries): asked twice per episode scored.
-_ENTRIES: dict[str, tuple[int, tuple[MetricEntry, ...]]] = {}
-
-
 def _entries(kind: str) -> tuple[MetricEntry, ...]:
-    # "*" entries first, then by registration key: basic columns lead every row.
-    len(METRIC_REGISTRY)  # loads the plugins first, which registers (a new version)
-    hit = _ENTRIES.get(kind)
-    if hit is not None and hit[0] == METRIC_REGISTRY.version:
-        return hit[1]
-    entries = [e for e in METRIC_REGISTRY.values() if e.kind == kind]
-    ordered = tuple(sorted(entries, key=lambda e: (e.family != "*", e.family, e.name)))
-    _ENTRIES[kind] = (METRIC_REGISTRY.version, ordered)
-    return ordered
+    # "*" entries first, then by registration key: basic columns lead every row. Asked twice
+    # per episode scored, so the order is kept until the registry changes.
+    def ordered() -> tuple[MetricEntry, ...]:
+        entries = [e for e in METRIC_REGISTRY.values() if e.kind == kind]
+        return tuple(sorted(entries, key=lambda e: (e.family != "*", e.family, e.name)))
+
+    return METRIC_REGISTRY.derived(f"entries:{kind}", ordered)
 
 
 def episode_metrics(record: EpisodeRecord) -> dict[str, Any]:

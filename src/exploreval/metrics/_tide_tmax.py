@@ -127,7 +127,8 @@ def resolve_t_max_from(
         found = _lookup(parse_t_max_overrides(env_text), env_id)
         if found is not None:
             return found, ENV_VAR
-    registered = _registered()
+    # asked once per episode scored: the table is kept until the registry changes
+    registered = T_MAX.derived("by_name", lambda: {n: T_MAX.get(n) for n in T_MAX.names()})
     for key in (env_id.lower(), env_name(env_id).lower()):
         if key in registered:
             return registered[key], T_MAX_SOURCES.get(key, "registered")
@@ -139,15 +140,3 @@ def resolve_t_max_from(
         return max(known), "episode budget"
     longest = max(lengths, default=0)
     return max(longest, 1), "longest episode"
-
-
-#: (registry version, name -> t_max): asked once per episode scored.
-_REGISTERED: dict[str, tuple[int, dict[str, int]]] = {}
-
-
-def _registered() -> dict[str, int]:
-    len(T_MAX)  # loads the plugins first, which registers (a new version)
-    hit = _REGISTERED.get("t_max")
-    if hit is None or hit[0] != T_MAX.version:
-        hit = _REGISTERED["t_max"] = (T_MAX.version, {n: T_MAX.get(n) for n in T_MAX.names()})
-    return hit[1]
