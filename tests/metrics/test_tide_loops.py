@@ -240,6 +240,52 @@ def test_normaliser_ignores_step_counters() -> None:
     ]
 
 
+def test_needs_only_skip_texts_a_pattern_cannot_match() -> None:
+    assert strip_patterns(r"Step \d+\.", needs=["Step "]).ids(["Step 1. A", "Step 2. A", "B"]) == [
+        0,
+        0,
+        1,
+    ]
+    with pytest.raises(ValueError, match="2 needs for 1 patterns"):
+        strip_patterns(r"x", needs=["x", "y"])
+
+
+#: Pieces of grid and Task2Quiz observations, and near misses of their transient lines.
+_PIECES = [
+    "Step 12. ",
+    "Step 3.",
+    "Step x.",
+    "step 4. ",
+    "Invalid action: fly. You did not move.",
+    "Invalid action: up You did not move",
+    "Task 1 of 3.",
+    "Task one of 3.",
+    "Your score has just gone up by one point.",
+    "You are at [2, 0].",
+    "State here: U7J3 (goal)",
+    "\n",
+    " ",
+    "  ",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_suites_identities_normalise_as_their_patterns_alone(pieces: list[str]) -> None:
+    """``needs`` never changes a normalised text: each suite's identity equals its patterns
+    applied to every text."""
+    from exploreval.suites.grid._text import STATE_IDENTITY as GRID
+    from exploreval.suites.grid._text import TRANSIENT_LINE_PATTERNS
+    from exploreval.suites.task2quiz._tide import STATE_IDENTITY as T2Q
+
+    text = "".join(pieces)
+    plain_grid = strip_patterns(*TRANSIENT_LINE_PATTERNS)
+    plain_t2q = strip_patterns(r"Task \d+ of \d+\.", r"Your score has just gone up by one point\.")
+    assert GRID.fn(text) == plain_grid.fn(text)  # type: ignore[attr-defined]
+    assert T2Q.fn(text) == plain_t2q.fn(text)
+    assert GRID.name == plain_grid.name and T2Q.name == plain_t2q.name
+
+
 def test_embedding_identity_with_a_given_encoder() -> None:
     vectors = {
         "kitchen": [1.0, 0.0],

@@ -230,33 +230,45 @@ class EpisodeRecord(BaseModel):
         trajectory; evaluation phases (a quiz) are left out. A single-task record with no
         evaluation steps is its own view (no copy).
         """
+        if len(self.tasks) == 1:
+            # what the runner stores for a single-task episode: when every step is that task's
+            # and acting, the one view is all the steps (``_task_views`` gives the same view)
+            only = self.tasks[0]
+            if all(s.phase == TASK_PHASE and s.task == only.index for s in self.steps):
+                after = self._observation_after(self.steps[-1]) if self.steps else None
+                return [self._task_view(only.index, list(self.steps), only, after)]
+        return self._task_views()
+
+    def _task_views(self) -> list[EpisodeRecord]:
         segments = self.task_segments()
         if not self.tasks and len(self.acting_steps) == len(self.steps):
             return [self]
         outcomes = {o.index: o for o in self.task_outcomes()}
-        base_task = self.reset_info.get("task_id", f"{self.preset}|{self.seed}")
         by_task = dict(segments)
         order = [o.index for o in self.task_outcomes()] or [i for i, _ in segments]
         views: list[EpisodeRecord] = []
         for index in order:
             steps = by_task.get(index, [])
-            outcome = outcomes.get(index)
             after = self._observation_after(steps[-1]) if steps else None
-            views.append(
-                self.model_copy(
-                    update={
-                        "episode_id": f"{self.episode_id}#task{index}",
-                        "steps": steps,
-                        "tasks": [outcome] if outcome is not None else [],
-                        "success": bool(outcome.success) if outcome is not None else False,
-                        "truncated": bool(outcome.truncated) if outcome is not None else False,
-                        "total_reward": float(outcome.reward) if outcome is not None else 0.0,
-                        "final_observation": after,
-                        "reset_info": {**self.reset_info, "task_id": f"{base_task}#task{index}"},
-                    }
-                )
-            )
+            views.append(self._task_view(index, steps, outcomes.get(index), after))
         return views
+
+    def _task_view(
+        self, index: int, steps: list[Step], outcome: TaskOutcome | None, after: str | None
+    ) -> EpisodeRecord:
+        base_task = self.reset_info.get("task_id", f"{self.preset}|{self.seed}")
+        return self.model_copy(
+            update={
+                "episode_id": f"{self.episode_id}#task{index}",
+                "steps": steps,
+                "tasks": [outcome] if outcome is not None else [],
+                "success": bool(outcome.success) if outcome is not None else False,
+                "truncated": bool(outcome.truncated) if outcome is not None else False,
+                "total_reward": float(outcome.reward) if outcome is not None else 0.0,
+                "final_observation": after,
+                "reset_info": {**self.reset_info, "task_id": f"{base_task}#task{index}"},
+            }
+        )
 
     def _observation_after(self, step: Step) -> str | None:
         """The observation that followed ``step`` (the next step's, else the final one)."""

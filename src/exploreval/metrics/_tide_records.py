@@ -47,8 +47,13 @@ def solved_at(record: EpisodeRecord) -> int | None:
 
     The first step whose info says ``success`` is the solving turn; a successful record without such
     a step (imports that only know the outcome) is solved at its last turn; a record with no step
-    at all is never solved (nothing was done: P_0 = 0).
+    at all is never solved (nothing was done: P_0 = 0). Once per record object (the row and
+    the run tables both ask).
     """
+    return memo(record, "tide_solved_at", None, lambda: _solved_at(record))
+
+
+def _solved_at(record: EpisodeRecord) -> int | None:
     for turn, step in enumerate(record.steps, start=1):
         if step.info.get("success") is True:
             return turn
@@ -123,7 +128,12 @@ def record_trajectory(record: EpisodeRecord) -> Trajectory:
 
 def observations_recorded(record: EpisodeRecord) -> bool:
     """False when an importer had actions but no observations (Loop Ratio is then undefined)."""
-    return all(s.info.get("observation_recorded", True) is not False for s in record.steps)
+    return memo(
+        record,
+        "tide_observed",
+        None,
+        lambda: all(s.info.get("observation_recorded", True) is not False for s in record.steps),
+    )
 
 
 def _record_loop_pass(

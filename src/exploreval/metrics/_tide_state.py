@@ -65,13 +65,24 @@ class Normalised:
         return _ids_by_key([self.fn(t) for t in texts])
 
 
-def strip_patterns(*patterns: str, collapse_whitespace: bool = True) -> Normalised:
-    """A normaliser that deletes every regex match (and optionally collapses whitespace)."""
-    compiled = [re.compile(p) for p in patterns]
+def strip_patterns(
+    *patterns: str, collapse_whitespace: bool = True, needs: Sequence[str | None] = ()
+) -> Normalised:
+    """A normaliser that deletes every regex match (and optionally collapses whitespace).
+
+    ``needs[i]``, when given, is text that every match of ``patterns[i]`` contains: a text
+    without it is left alone without running the regex (a substring test is far cheaper than a
+    multi-line regex scan, and every observation of a scored run passes here)."""
+    if len(needs) > len(patterns):
+        raise ValueError(f"{len(needs)} needs for {len(patterns)} patterns")
+    compiled = [
+        (re.compile(p), needs[i] if i < len(needs) else None) for i, p in enumerate(patterns)
+    ]
 
     def normalise(text: str) -> str:
-        for pattern in compiled:
-            text = pattern.sub("", text)
+        for pattern, needed in compiled:
+            if needed is None or needed in text:
+                text = pattern.sub("", text)
         return " ".join(text.split()) if collapse_whitespace else text
 
     return Normalised(normalise, name="strip:" + "|".join(patterns))

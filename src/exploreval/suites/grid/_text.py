@@ -94,12 +94,14 @@ _KIND_TEXT: dict[str, str] = {
 #: action and the step counter. Loop detection (TIDE) drops them when it compares states, so
 #: a revisited state reads the same whatever step it is and whatever came before.
 TRANSIENT_LINE_PATTERNS = (r"(?m)^Invalid action: .* You did not move\.$", r"(?m)^Step \d+\.\s*")
+#: Text every match of each pattern contains (what lets most observations skip the regex).
+TRANSIENT_LINE_NEEDS = ("Invalid action: ", "Step ")
 
 
 def _state_identity() -> object:
     from exploreval.metrics import strip_patterns
 
-    return strip_patterns(*TRANSIENT_LINE_PATTERNS)
+    return strip_patterns(*TRANSIENT_LINE_PATTERNS, needs=TRANSIENT_LINE_NEEDS)
 
 
 #: TIDE loop detection's notion of "same state" for grid observations (registered by the plugin).

@@ -10,6 +10,7 @@ from exploreval.metrics.tide import strip_patterns
 STATE_IDENTITY = strip_patterns(
     r"Task \d+ of \d+\.",
     r"Your score has just gone up by one point\.",
+    needs=("Task ", "Your score has just gone up by one point."),
 )
 
 
