@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exploreval.metrics._tide_auv import progress_curves
 from exploreval.metrics.tide import (
     auv,
     auv_ci,
@@ -135,6 +136,33 @@ def test_progress_curves_carry_forward_and_do_not_take_running_max() -> None:
     assert task_progress_auv([[2.0, -1.0]], 2).tolist() == pytest.approx(
         [(0 + 1) / 4 + (1 + 0) / 4]
     )
+
+
+def _curves_one_by_one(traces: list[list[float]], t_max: int) -> np.ndarray:
+    """The per-trace definition ``progress_curves`` vectorises."""
+    out = np.zeros((len(traces), t_max + 1), dtype=np.float64)
+    for row, trace in enumerate(traces):
+        values = np.clip(np.asarray(list(trace), dtype=np.float64)[:t_max], 0.0, 1.0)
+        if values.size:
+            out[row, 1 : values.size + 1] = values
+            out[row, values.size + 1 :] = values[-1]
+    return out
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.lists(st.floats(-0.5, 1.5, allow_nan=False), max_size=12).map(
+            lambda v: v if len(v) % 3 else np.asarray(v)  # lists, and arrays as summaries hold
+        ),
+        max_size=8,
+    ),
+    st.integers(1, 10),
+)
+def test_progress_curves_equal_the_per_trace_definition(traces: list, t_max: int) -> None:
+    got = progress_curves(traces, t_max)
+    assert got.shape == (len(traces), t_max + 1)
+    assert np.array_equal(got, _curves_one_by_one(traces, t_max))
 
 
 @given(st.lists(st.one_of(st.none(), st.integers(1, 40)), min_size=1, max_size=60), t_maxes)
