@@ -305,6 +305,60 @@ def test_the_spill_gives_back_each_key_in_order_once_and_a_copy_reads_the_same_f
 
 
 @pytest.mark.slow
+def test_a_score_killed_with_sigkill_leaves_no_spill_behind(
+    runs: dict[str, RunDir], tmp_path: Path
+) -> None:
+    """The spill lives in the score process's scratch root, whose guardian deletes it once the
+    process is gone, however it ended: here SIGKILL while a run table is being reduced."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(runs["native"].path, run.path)
+    run.results_path.unlink(missing_ok=True)
+    shutil.rmtree(run.tables_dir, ignore_errors=True)
+    scratch, release = tmp_path / "scratch", tmp_path / "release"
+    script = f"""
+import pathlib, time
+from exploreval.analysis import _score, score_run
+from exploreval.metrics import register_run_metrics
+from exploreval.store import RunDir
+release = pathlib.Path({str(release)!r})
+def stall(values):
+    while not release.exists():
+        time.sleep(0.05)
+    return {{}}
+register_run_metrics("grid", "stall", stall, partial=lambda record: 1)
+_score.CHUNK_EPISODES = 3
+score_run(RunDir({str(run.path)!r}))
+"""
+    env = {**os.environ, WORKERS_ENV: "2", "EXPLOREVAL_SCRATCH": str(scratch)}
+    score = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        spills: list[Path] = []
+        while not spills and time.monotonic() < deadline and score.poll() is None:
+            spills = list(scratch.glob(f"exploreval-scratch-{score.pid}-*/score-*/spill.bin"))
+            time.sleep(0.05)
+        assert spills, "the score never spilled"
+        time.sleep(0.5)  # well into the reduce: the map is done, the reduce child stalls
+        score.send_signal(signal.SIGKILL)
+        score.wait()
+    finally:
+        release.touch()  # the reduce child (still alive) ends; then its guardian cleans up
+    root = spills[0].parents[1]
+    deadline = time.monotonic() + 30
+    while root.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not root.exists()
+    # and nothing claims the killed score finished: no stamp, so the next score computes again
+    assert not (run.tables_dir / _score.SCORE_META).exists()
+
+
+@pytest.mark.slow
 def test_a_reduce_consumes_its_summaries(runs: dict[str, RunDir]) -> None:
     """``RunPartials.tables`` lets each metric's summaries go once reduced: called again it
     has nothing left, rather than holding every summary next to the tables."""

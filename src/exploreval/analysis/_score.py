@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.core import EpisodeRecord, gc_paused
+from exploreval.core import EpisodeRecord, die_with_parent, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import (
     LazyRecords,
@@ -290,7 +291,12 @@ def start_viewer_index(run: RunDir, n_episodes: int) -> Callable[[], str | None]
     def failed(exc: Exception) -> str:  # the index is a cache: say so, never fail the score
         return f"viewer index of {run.path} not updated: {type(exc).__name__}: {exc}"
 
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
     try:
         future = pool.submit(refresh_index, str(run.path))
     except Exception as exc:
@@ -437,7 +443,9 @@ def score_streamed(
             # idle between runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1
             # scores in-process.
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            with ProcessPoolExecutor(
+                workers, context, initializer=die_with_parent, initargs=(os.getpid(),)
+            ) as pool:
                 parts = pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks))
                 for part in parts:
                     take(part)
@@ -462,7 +470,12 @@ def score_streamed(
             from concurrent.futures import ProcessPoolExecutor
 
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(1, mp_context=context) as pool, spill.copy() as reader:
+            with (
+                ProcessPoolExecutor(
+                    1, context, initializer=die_with_parent, initargs=(os.getpid(),)
+                ) as pool,
+                spill.copy() as reader,
+            ):
                 reducing = pool.submit(_reduce_spilled, reader, legacy)
                 if len(latest.offsets) <= OVERLAP_UP_TO:
                     rows = _joined_rows(spill, on_rows)
@@ -499,10 +512,12 @@ class _Spill:
     sent to another process reads the same file."""
 
     def __init__(self) -> None:
-        import tempfile
+        from exploreval.core import scratch_dir
 
-        self._dir: Any = tempfile.TemporaryDirectory(prefix="exploreval-score-")
-        self._path = Path(self._dir.name) / "spill.bin"
+        # in this process's scratch root: deleted when the score ends, however it ends (a
+        # score killed mid-map leaves no spill of hundreds of megabytes behind)
+        self._dir: Path | None = scratch_dir("score")
+        self._path = self._dir / "spill.bin"
         self._file: Any = open(self._path, "w+b")  # noqa: SIM115
         self._spans: dict[str, list[tuple[int, int]]] = {}
         self._end = 0
@@ -517,7 +532,9 @@ class _Spill:
         """Close the file; the scratch directory goes with the copy that made it."""
         self._file.close()
         if self._dir is not None:
-            self._dir.cleanup()
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self._path, "spans": self._spans}

@@ -277,6 +277,23 @@ def reap_stale_scratch(base: Path | None = None) -> list[Path]:
     return removed
 
 
+def die_with_parent(parent: int) -> None:
+    """Make this (worker) process end when ``parent`` does, however it ends: a pool initializer.
+
+    A pool worker whose parent was killed otherwise waits forever (it holds its own end of the
+    task queue, so it never reads end-of-file), and keeps open whatever it inherited, such as
+    the pipe whose closing tells the scratch guardian to clean up. Linux: the kernel sends
+    SIGKILL when the parent dies (``PR_SET_PDEATHSIG``); a parent already gone ends it now."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # died before the request took effect
+        os._exit(1)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
