@@ -245,3 +245,35 @@ def test_one_task_auv_refuses_what_task_auv_refuses() -> None:
         with pytest.raises(ValueError) as vector:
             task_auv([turn], t_max)  # type: ignore[list-item,arg-type]
         assert str(scalar.value) == str(vector.value)
+
+
+progress_values = st.one_of(
+    st.floats(-0.5, 1.5, allow_nan=False),
+    st.sampled_from([0.0, 1.0, 1 / 3, 2 / 3, 0.1, -0.0]),
+    st.integers(-1, 2),
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(progress_values, max_size=320),
+    st.one_of(st.integers(1, 20), st.sampled_from([7, 8, 9, 127, 128, 129, 136, 256, 257, 300])),
+)
+def test_one_task_progress_auv_is_numpys_to_the_bit(trace: list[float], t_max: int) -> None:
+    """A score asks one progress AUV per episode without numpy: clipped, carried forward and
+    summed in numpy's pairwise order, it must be the array code's value exactly (traces shorter
+    and longer than the window, every summation regime: < 8, the 8-way block, split halves)."""
+    from exploreval.metrics._tide_auv import one_task_progress_auv
+
+    assert one_task_progress_auv(trace, t_max) == float(task_progress_auv([trace], t_max)[0])
+
+
+def test_one_task_progress_auv_refuses_a_bad_window_as_the_array_code_does() -> None:
+    from exploreval.metrics._tide_auv import one_task_progress_auv
+
+    for t_max in (0, -3, 2.5, True):
+        with pytest.raises(ValueError) as scalar:
+            one_task_progress_auv([0.5], t_max)  # type: ignore[arg-type]
+        with pytest.raises(ValueError) as vector:
+            task_progress_auv([[0.5]], t_max)  # type: ignore[arg-type]
+        assert str(scalar.value) == str(vector.value)

@@ -21,6 +21,7 @@ from exploreval.metrics._tide_auv import (
     BootstrapCI,
     bootstrap_mean_ci,
     one_task_auv,
+    one_task_progress_auv,
     paired_difference_ci,
     progress_curve,
     success_curve,
@@ -290,9 +291,7 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
         "tide_tasks": len(views),
         "tide_solved_at": turns[0] if len(views) == 1 else None,
         "tide_auv": _mean(auvs) if known and views else None,
-        "tide_progress_auv": _mean(task_progress_auv(traces, t_max))  # type: ignore[arg-type]
-        if (progress_known and views)
-        else None,
+        "tide_progress_auv": _progress_auv(traces, t_max) if (progress_known and views) else None,
         "tide_loop_steps": sum(stats.loop_steps for stats in known_loops) if known_loops else None,
         "tide_loop_ratio": (
             sum(stats.loop_steps for stats in known_loops) / loop_total if loop_total else 0.0
@@ -304,6 +303,13 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
         "tide_recall_distance": sum(e.distance for e in events) / len(events) if events else None,
         "tide_recall_events": len(events),
     }
+
+
+def _progress_auv(traces: Sequence[Any], t_max: int) -> float:
+    """Mean per-task progress AUV (a single task's without numpy: most episodes are one)."""
+    if len(traces) == 1:
+        return one_task_progress_auv(traces[0], t_max)
+    return _mean(task_progress_auv(traces, t_max))
 
 
 def _mean(values: Any) -> float:
