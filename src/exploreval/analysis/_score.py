@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.core import EpisodeRecord, die_with_parent, gc_paused
+from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import (
     LazyRecords,
@@ -126,7 +126,6 @@ def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
     64 kB), the run id, the exploreval version, the registered metrics and condition labels, and
     the TIDE window override of the environment. Any change means: compute again."""
     import hashlib
-    import os
 
     from exploreval import __version__
     from exploreval.metrics import CONDITION_LABELS, METRIC_REGISTRY
@@ -285,18 +284,11 @@ def start_viewer_index(run: RunDir, n_episodes: int) -> Callable[[], str | None]
     if score_workers(n_episodes) <= 1:
         problem = refresh_index(run.path)
         return lambda: problem
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     def failed(exc: Exception) -> str:  # the index is a cache: say so, never fail the score
         return f"viewer index of {run.path} not updated: {type(exc).__name__}: {exc}"
 
-    pool = ProcessPoolExecutor(
-        1,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=die_with_parent,
-        initargs=(os.getpid(),),
-    )
+    pool = bound_process_pool(1, "spawn")
     try:
         future = pool.submit(refresh_index, str(run.path))
     except Exception as exc:
@@ -434,18 +426,12 @@ def score_streamed(
             for chunk in chunks:
                 take(score_chunk(log, chunk, run_id))
         else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
             # fork: the workers inherit every metric registered in this process (a plugin's,
             # or one a script registered by hand), which a spawned worker would not see. They
             # run only Python (never DuckDB); exploreval's own threads (env pool, spawner) are
             # idle between runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1
             # scores in-process.
-            context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(
-                workers, context, initializer=die_with_parent, initargs=(os.getpid(),)
-            ) as pool:
+            with bound_process_pool(workers, "fork") as pool:
                 parts = pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks))
                 for part in parts:
                     take(part)
@@ -466,16 +452,7 @@ def score_streamed(
             # those it keeps (half a gigabyte at a million episodes), next to the rows joined
             # below. Forked, like the map's workers, so it sees every registered metric; forked
             # before the rows are joined here, so its memory never counts theirs.
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            context = multiprocessing.get_context("fork")
-            with (
-                ProcessPoolExecutor(
-                    1, context, initializer=die_with_parent, initargs=(os.getpid(),)
-                ) as pool,
-                spill.copy() as reader,
-            ):
+            with bound_process_pool(1, "fork") as pool, spill.copy() as reader:
                 reducing = pool.submit(_reduce_spilled, reader, legacy)
                 if len(latest.offsets) <= OVERLAP_UP_TO:
                     rows = _joined_rows(spill, on_rows)

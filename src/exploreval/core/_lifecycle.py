@@ -32,7 +32,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 
@@ -292,6 +295,21 @@ def die_with_parent(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # died before the request took effect
         os._exit(1)
+
+
+def bound_process_pool(workers: int, start: str) -> ProcessPoolExecutor:
+    """A process pool (``start``: "fork" or "spawn") whose workers end when this process ends,
+    however it ends (``die_with_parent``): a score, a reduce, an index or a column sync killed
+    with ``kill -9`` leaves no worker behind holding its scratch or its pipes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        workers,
+        multiprocessing.get_context(start),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from exploreval.core import EpisodeRecord, die_with_parent, gc_paused, migrate_record
+from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused, migrate_record
 from exploreval.core._files import unique_tmp, write_atomic
 from exploreval.store._errors import StoreError, describe_os_error
 from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_issue
@@ -407,16 +407,9 @@ class RunColumns:
         """Ingest ``[offset, size)`` as ``workers`` byte ranges cut at line starts, one process
         each (spawned: they import only this module). The state is written once, after every
         range is in: a crash leaves parts past the recorded offset, which the next sync drops."""
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         starts, lines = _split_at_lines(self.run.episodes_path, offset, size, line, workers)
         ends: list[int | None] = [*starts[1:], None]
-        context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            len(starts), context, initializer=die_with_parent, initargs=(os.getpid(),)
-        )
-        with pool:
+        with bound_process_pool(len(starts), "spawn") as pool:
             futures = [
                 pool.submit(
                     _ingest_range, str(self.run.path), start, end, first, run_id, part_episodes
