@@ -440,6 +440,46 @@ def test_a_large_run_stores_its_rows_while_its_run_tables_are_reduced(
 
 
 @pytest.mark.slow
+def test_a_large_runs_metrics_are_reduced_in_two_processes_and_merged_in_order(
+    runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to ``OVERLAP_UP_TO`` a score's run metrics are shared between two reduce processes
+    by spilled bytes: the two heaviest go to different processes, neither is the score's own,
+    and the tables come out as one reduce in this process gives them (names, order, values)."""
+    import shutil
+
+    from exploreval.metrics import METRIC_REGISTRY, register_run_metrics
+
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(runs["native"].path, run.path)
+
+    def reduced_by(name: str) -> Any:
+        def reduce(values: list[str]) -> dict[str, pd.DataFrame]:
+            return {name: pd.DataFrame({"pid": [os.getpid()], "values": [len(values)]})}
+
+        return reduce
+
+    heavy = "x" * 200_000  # far heavier than any built-in metric's summaries
+    register_run_metrics("grid", "heavy_a", reduced_by("heavy_a"), partial=lambda r: heavy)
+    register_run_metrics("grid", "heavy_b", reduced_by("heavy_b"), partial=lambda r: heavy)
+    try:
+        monkeypatch.setattr(_score, "CHUNK_EPISODES", 3)
+        monkeypatch.setenv(WORKERS_ENV, "1")
+        here = score_run(run, write=False)
+        monkeypatch.setenv(WORKERS_ENV, "2")
+        split = score_run(run, write=False)
+    finally:
+        METRIC_REGISTRY.unregister("run:grid:heavy_a")
+        METRIC_REGISTRY.unregister("run:grid:heavy_b")
+    pids = {name: int(split.tables[name]["pid"].iloc[0]) for name in ("heavy_a", "heavy_b")}
+    assert pids["heavy_a"] != pids["heavy_b"] and os.getpid() not in pids.values()
+    assert list(split.tables) == list(here.tables)
+    for name, table in here.tables.items():
+        if name not in pids:
+            pd.testing.assert_frame_equal(_plain(split.tables[name]), _plain(table), obj=name)
+
+
+@pytest.mark.slow
 def test_an_index_process_that_breaks_is_a_warning_not_a_failed_score(
     runs: dict[str, RunDir], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

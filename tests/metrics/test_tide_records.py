@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exploreval.analysis import build_report, score_run
 from exploreval.core import AgentInfo, EpisodeRecord, Message, Step
@@ -481,3 +483,51 @@ def test_a_trajectory_summary_survives_pickling_field_for_field() -> None:
             assert np.array_equal(mine, theirs)
         else:
             assert mine == theirs and type(mine) is type(theirs), name
+
+
+def _progress_on_fractions_one_by_one(traces: list[Any], t_maxes: list[int]) -> Any:
+    """The budget-fraction progress curve as stated: one ``np.interp`` per trajectory over its
+    knots 0 .. L (progress carried forward past the end), then the mean of the rows."""
+    import numpy as np
+
+    from exploreval.metrics._tide_records import FRACTION_POINTS
+
+    u = np.linspace(0.0, 1.0, FRACTION_POINTS)
+    rows = []
+    for trace, window in zip(traces, t_maxes, strict=True):
+        values = np.clip(np.asarray(trace, dtype=np.float64)[:window], 0.0, 1.0)
+        points = np.concatenate([[0.0], values]) if values.size else np.zeros(1)
+        rows.append(np.interp(u * window, np.arange(points.size, dtype=np.float64), points))
+    return np.mean(rows, axis=0)
+
+
+_fraction_traces = st.lists(
+    st.tuples(
+        st.lists(
+            st.one_of(st.floats(-0.5, 1.5, allow_nan=False), st.sampled_from([0.0, 1.0, 1 / 3])),
+            max_size=40,
+        ),
+        st.integers(1, 60),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_fraction_traces, st.sampled_from([1, 2, 3, 7, 8192]))
+def test_progress_on_budget_fractions_is_one_interp_per_trajectory_to_the_bit(
+    pairs: list[tuple[list[float], int]], block: int
+) -> None:
+    """A reduce interpolates 10^5 trajectories in blocks rather than one ``np.interp`` each:
+    the mean curve must be the per-trajectory statement's exactly, whatever the block size
+    (traces shorter and longer than their window, empty ones, values outside [0, 1])."""
+    import numpy as np
+
+    from exploreval.metrics._tide_records import FRACTION_POINTS, _mean_progress_on_fractions
+
+    traces = [np.asarray(trace, dtype=np.float64) for trace, _ in pairs]
+    windows = [window for _, window in pairs]
+    u = np.linspace(0.0, 1.0, FRACTION_POINTS)
+    got = _mean_progress_on_fractions(traces, windows, u, block=block)
+    assert got.tolist() == _progress_on_fractions_one_by_one(traces, windows).tolist()

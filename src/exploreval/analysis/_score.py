@@ -452,11 +452,28 @@ def score_streamed(
             # those it keeps (half a gigabyte at a million episodes), next to the rows joined
             # below. Forked, like the map's workers, so it sees every registered metric; forked
             # before the rows are joined here, so its memory never counts theirs.
-            with bound_process_pool(1, "fork") as pool, spill.copy() as reader:
-                reducing = pool.submit(_reduce_spilled, reader, legacy)
-                if len(latest.offsets) <= OVERLAP_UP_TO:
-                    rows = _joined_rows(spill, on_rows)
-                tables = reducing.result()
+            if len(latest.offsets) <= OVERLAP_UP_TO:
+                # two reduce processes, each a share of the metrics (by spilled bytes), while
+                # the rows are joined and stored here: the reduce is a run's serial tail
+                groups = _reduce_groups(spill, legacy)
+                with bound_process_pool(len(groups), "fork") as pool:
+                    readers = [spill.copy() for _ in groups]
+                    try:
+                        reducing = [
+                            pool.submit(_reduce_spilled_by_metric, reader, legacy, group)
+                            for reader, group in zip(readers, groups, strict=True)
+                        ]
+                        rows = _joined_rows(spill, on_rows)
+                        by_metric = {k: t for part in reducing for k, t in part.result().items()}
+                    finally:
+                        for reader in readers:
+                            reader.close()
+                tables = {}
+                for key in _run_keys():  # the tables in the order one reduce gives them
+                    tables.update(by_metric.get(key, {}))
+            else:
+                with bound_process_pool(1, "fork") as pool, spill.copy() as reader:
+                    tables = pool.submit(_reduce_spilled, reader, legacy).result()
         table, error_table = rows or _joined_rows(spill, on_rows)
     return ScoreResult(
         table=table,
@@ -542,6 +559,10 @@ class _Spill:
         )
         return copy
 
+    def size(self, key: str) -> int:
+        """Bytes put under ``key`` so far."""
+        return sum(length for _, length in self._spans.get(key, ()))
+
     def take(self, key: str) -> Iterator[Any]:
         """The objects put under ``key``, unpickled one at a time; the key is then gone."""
         import pickle
@@ -563,6 +584,47 @@ def _reduce_spilled(spill: _Spill, records: dict[str, LazyRecords]) -> dict[str,
 
     try:
         return reduce_run_tables(summaries, records)
+    finally:
+        if spill._dir is None:  # a copy in another process: only its handle is its own
+            spill.close()
+
+
+def _run_keys() -> list[str]:
+    from exploreval.metrics import run_entries, run_key
+
+    return [run_key(entry) for entry in run_entries()]
+
+
+def _reduce_groups(spill: _Spill, records: dict[str, LazyRecords]) -> list[list[str]]:
+    """The run metrics to reduce, in at most two groups of about equal work: each metric's
+    spilled bytes (largest first, each to the lighter group). A metric that reads records
+    counts as the heaviest."""
+    weights = {key: spill.size(_FRAME + key) + spill.size(_LIST + key) for key in _run_keys()}
+    heaviest = max(weights.values(), default=0)
+    weights.update({key: heaviest + 1 for key in records})
+    present = sorted((key for key in weights if weights[key]), key=lambda k: -weights[k])
+    groups: list[list[str]] = [[], []]
+    loads = [0, 0]
+    for key in present:
+        lighter = loads.index(min(loads))
+        groups[lighter].append(key)
+        loads[lighter] += weights[key]
+    return [group for group in groups if group] or [[]]
+
+
+def _reduce_spilled_by_metric(
+    spill: _Spill, records: dict[str, LazyRecords], keys: Sequence[str]
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """``_reduce_spilled`` of the metrics ``keys`` only, each metric's tables apart."""
+    from exploreval.metrics import reduce_run_tables
+
+    def summaries(key: str) -> tuple[list[pd.DataFrame], list[Any]]:
+        frames = list(spill.take(_FRAME + key))
+        values = [v for chunk in spill.take(_LIST + key) for v in chunk]
+        return frames, values
+
+    try:
+        return {key: reduce_run_tables(summaries, records, only=(key,)) for key in keys}
     finally:
         if spill._dir is None:  # a copy in another process: only its handle is its own
             spill.close()

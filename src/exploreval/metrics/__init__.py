@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         register_episode_metrics,
         register_judged_metrics,
         register_run_metrics,
+        run_entries,
         run_key,
         run_metrics,
     )
@@ -88,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "PROGRESS": "._hooks",
     "RunMetricFn": "._registry",
     "RunPartials": "._registry",
+    "run_entries": "._registry",
     "run_key": "._registry",
     "reduce_run_tables": "._registry",
     "PartialFn": "._registry",
@@ -151,6 +153,7 @@ __all__ = [
     "PROGRESS",
     "RunMetricFn",
     "RunPartials",
+    "run_entries",
     "run_key",
     "reduce_run_tables",
     "PartialFn",

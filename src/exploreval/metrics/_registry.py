@@ -20,7 +20,7 @@ typed step info, it lives in that suite and registers for the suite's families.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -153,6 +153,7 @@ def run_key(entry: MetricEntry) -> str:
 
 
 def run_entries() -> list[MetricEntry]:
+    """The registered run metrics, in the order a reduce takes them (``reduce_run_tables``)."""
     return list(_entries("run"))
 
 
@@ -227,14 +228,19 @@ class RunPartials:
 def reduce_run_tables(
     take: Callable[[str], tuple[list[pd.DataFrame], list[Any]]],
     records: Mapping[str, Sequence[EpisodeRecord]] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The reduce of every run metric, one metric at a time: ``take(key)`` gives that metric's
     summaries (its row chunks, then its other summaries, in log order) and is called once per
     key, so the summaries can come from memory (``RunPartials``) or from disk (``score`` spills
-    each worker's share) and only one metric's are held at once."""
+    each worker's share) and only one metric's are held at once. ``only``: reduce just these
+    metrics (``run_key``), leaving the others' summaries untaken (a score reduces a run's
+    metrics in two processes at once)."""
     tables: dict[str, pd.DataFrame] = {}
     for entry in _entries("run"):
         key = run_key(entry)
+        if only is not None and key not in only:
+            continue
         if entry.partial is not None:
             frames, summaries = take(key)
             values = _as_rows(frames, summaries)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -438,8 +438,12 @@ class Condition:
 def group_conditions(
     items: Sequence[TrajectoryLike], identity: StateIdentity | None = None
 ) -> list[Condition]:
+    return _group_summaries(as_summaries(items, identity))
+
+
+def _group_summaries(items: Iterable[TrajectorySummary]) -> list[Condition]:
     groups: dict[tuple[str, str, str, str], Condition] = {}
-    for item in as_summaries(items, identity):
+    for item in items:
         cell = (item.env_id, item.preset, item.condition, item.agent)
         if cell not in groups:
             groups[cell] = Condition(
@@ -514,6 +518,27 @@ def _preset(record: EpisodeRecord) -> str:
     return record.preset if record.preset is not None else "-"
 
 
+class _Trajectories:
+    """A run's trajectory summaries with what every TIDE table derives from them (each
+    trajectory's window, the conditions and their windows), derived once: a score's reduce
+    draws six tables from 10^5 summaries, and each used to derive all of it again."""
+
+    def __init__(
+        self,
+        records: Sequence[TrajectoryLike],
+        override: TMaxOverride = None,
+        identity: StateIdentity | None = None,
+    ) -> None:
+        self.items = as_summaries(records, identity)
+        self.windows = Windows(self.items, override)
+        self.conditions = _group_summaries(self.items)
+        self._t_maxes = [self.windows.of_all(cond.records) for cond in self.conditions]
+
+    def with_windows(self) -> Iterator[tuple[Condition, list[int]]]:
+        """Each condition with its trajectories' windows (in the condition's order)."""
+        return zip(self.conditions, self._t_maxes, strict=True)
+
+
 def scores_with_windows(turns: Sequence[int | None], t_maxes: Sequence[int]) -> np.ndarray:
     """Per-task Z^(i) (Eq. 18) with a window per task (``task_auv`` when they are all equal)."""
     out = np.zeros(len(turns), dtype=np.float64)
@@ -557,12 +582,13 @@ def summary_table(
 
     ``t_max`` is the largest window of the condition and ``t_max_min`` the smallest (they differ
     when episodes have their own budgets, see ``Windows``)."""
-    items = as_summaries(records, identity)
-    windows = Windows(items, override)
+    return _summary_table(_Trajectories(records, override, identity))
+
+
+def _summary_table(run: _Trajectories) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(items):
-        t_maxes = windows.of_all(cond.records)
-        source = windows.source(cond.records[0])
+    for cond, t_maxes in run.with_windows():
+        source = run.windows.source(cond.records[0])
         turns = [s.solved for s in cond.records]
         scores = scores_with_windows(turns, t_maxes)
         ci = bootstrap_mean_ci(scores, groups=[s.task for s in cond.records])
@@ -616,8 +642,12 @@ def loop_actions_table(
     records: Sequence[TrajectoryLike], identity: StateIdentity | None = None
 ) -> pd.DataFrame:
     """Which kinds of action the loop steps are (Table 3's Click Ratio, for any action verb)."""
+    return _loop_actions_table(_group_summaries(as_summaries(records, identity)))
+
+
+def _loop_actions_table(conditions: Sequence[Condition]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(records, identity):
+    for cond in conditions:
         counts: dict[str, int] = defaultdict(int)
         for item in cond.records:
             if item.loops is None:  # no observations recorded
@@ -655,13 +685,46 @@ def _fraction_curves(
     success = np.clip(u[None, :] * windows - (solved - 1.0), 0.0, 1.0).mean(axis=0)
     if traces is None:
         return u, success, None
-    rows = []
-    for trace, window in zip(traces, t_maxes, strict=True):
-        values = np.clip(np.asarray(trace, dtype=np.float64)[:window], 0.0, 1.0)
-        points = np.concatenate([[0.0], values]) if values.size else np.zeros(1)
-        turns_axis = np.arange(points.size, dtype=np.float64)
-        rows.append(np.interp(u * window, turns_axis, points))  # carried forward past the end
-    return u, success, np.mean(rows, axis=0)
+    return u, success, _mean_progress_on_fractions(traces, t_maxes, u)
+
+
+#: Trajectories interpolated at once by ``_mean_progress_on_fractions`` (bounds its arrays).
+FRACTION_BLOCK = 8192
+
+
+def _mean_progress_on_fractions(
+    traces: Sequence[np.ndarray], t_maxes: Sequence[int], u: np.ndarray, block: int = FRACTION_BLOCK
+) -> np.ndarray:
+    """Mean over trajectories of ``np.interp(u * window, [0 .. L], [0, *clip(trace[:window])])``
+    (progress carried forward past the end), ``block`` trajectories at a time instead of one
+    ``np.interp`` each (10^5 calls in a large run's reduce). The same float operations in the
+    same order as ``np.interp`` on unit-spaced knots and ``np.mean(rows, axis=0)``: equal to
+    the bit (a property test holds it to the per-trajectory form)."""
+    total: np.ndarray | None = None
+    for start in range(0, len(traces), block):
+        part = traces[start : start + block]
+        windows = np.asarray(t_maxes[start : start + block], dtype=np.int64)
+        clipped = [
+            np.clip(np.asarray(trace, dtype=np.float64)[:window], 0.0, 1.0)
+            for trace, window in zip(part, windows.tolist(), strict=True)
+        ]
+        lengths = np.fromiter((v.size for v in clipped), dtype=np.int64, count=len(clipped))
+        # knots 0 .. L of each trajectory, its last value repeated after them
+        points = np.zeros((len(clipped), int(lengths.max()) + 2), dtype=np.float64)
+        for row, values in enumerate(clipped):
+            points[row, 1 : values.size + 1] = values
+            points[row, values.size + 1 :] = points[row, values.size]
+        x = u[None, :] * windows.astype(np.float64)[:, None]
+        last = lengths[:, None]
+        knot = np.minimum(np.floor(x).astype(np.int64), last)
+        left = np.take_along_axis(points, knot, axis=1)
+        right = np.take_along_axis(points, knot + 1, axis=1)
+        # np.interp: slope * (x - x_j) + y_j, the slope (y_j+1 - y_j) / 1; y_L from x_L on
+        values = np.where(x >= last, left, (right - left) * (x - knot) + left)
+        total = values if total is None else np.vstack([total[None, :], values])
+        total = np.add.reduce(total, axis=0)
+    assert total is not None
+    return total / len(traces)
 
 
 def curves_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
@@ -670,11 +733,12 @@ def curves_table(records: Sequence[TrajectoryLike], override: TMaxOverride = Non
     ``x`` is what a figure plots them against: the turn t (``x_unit = "turn"``) when every episode
     of the condition has the same window, else the fraction of each episode's own budget
     (``x_unit = "budget fraction"``, 101 points; see ``_fraction_curves``)."""
-    items = as_summaries(records)
-    windows = Windows(items, override)
+    return _curves_table(_Trajectories(records, override))
+
+
+def _curves_table(run: _Trajectories) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(items):
-        t_maxes = windows.of_all(cond.records)
+    for cond, t_maxes in run.with_windows():
         turns = [s.solved for s in cond.records]
         traces = _condition_progress(cond.records)
         base = {
@@ -781,10 +845,13 @@ def memory_index_row(
 
 def memory_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """Memory Index within a run: agents identical except history ``full`` vs ``none``."""
-    items = as_summaries(records)
-    windows = Windows(items, override)
+    return _memory_table(_Trajectories(records, override))
+
+
+def _memory_table(run: _Trajectories) -> pd.DataFrame:
+    windows = run.windows
     cells: dict[tuple[str, str, str, str], dict[str, Condition]] = defaultdict(dict)
-    for cond in group_conditions(items):
+    for cond in run.conditions:
         cells[(cond.env_id, cond.preset, cond.condition, cond.base_key)][cond.history] = cond
     rows: list[dict[str, Any]] = []
     for (env_id, preset, condition, _), by_history in sorted(cells.items()):
@@ -809,14 +876,16 @@ def memory_table(records: Sequence[TrajectoryLike], override: TMaxOverride = Non
 
 def window_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """AUV against the history window size (none = 0, window:K = K, full = inf): Figure 5."""
-    items = as_summaries(records)
-    windows = Windows(items, override)
+    return _window_table(_Trajectories(records, override))
+
+
+def _window_table(run: _Trajectories) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    for cond in group_conditions(items):
+    for cond, t_maxes in run.with_windows():
         size = window_size(cond.history)
         if size is None:
             continue
-        scores = scores_with_windows([s.solved for s in cond.records], windows.of_all(cond.records))
+        scores = scores_with_windows([s.solved for s in cond.records], t_maxes)
         rows.append(
             {
                 "env_id": cond.env_id,
@@ -883,15 +952,13 @@ def tide_tables_from_summaries(
 def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str, pd.DataFrame]:
     if not items:
         return {}
-    tables = {
-        "tide_summary": summary_table(items, override),
-        "tide_curves": curves_table(items, override),
-    }
+    run = _Trajectories(items, override)
+    tables = {"tide_summary": _summary_table(run), "tide_curves": _curves_table(run)}
     for name, table in (
-        ("tide_loop_actions", loop_actions_table(items)),
-        ("tide_memory", memory_table(items, override)),
-        ("tide_window", window_table(items, override)),
-        ("tide_points", points_table(items, override)),
+        ("tide_loop_actions", _loop_actions_table(run.conditions)),
+        ("tide_memory", _memory_table(run)),
+        ("tide_window", _window_table(run)),
+        ("tide_points", _points_table(run.items, run.windows)),
     ):
         if not table.empty:
             tables[name] = table
@@ -911,7 +978,10 @@ def points_table(records: Iterable[TrajectoryLike], override: TMaxOverride = Non
             [record] if isinstance(record, TrajectorySummary) else trajectory_summaries(record)
         )
     ]
-    windows = Windows(items, override)
+    return _points_table(items, Windows(items, override))
+
+
+def _points_table(items: Sequence[TrajectorySummary], windows: Windows) -> pd.DataFrame:
     points: list[dict[str, Any]] = []
     for item in items:
         stats = item.loops
