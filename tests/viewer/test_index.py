@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exploreval.store import RunDir
 from exploreval.viewer import INDEX_DIR, EpisodeIndex, load_index
@@ -223,3 +225,28 @@ def test_metric_columns_kept_as_text_write_what_the_values_would(run: Path) -> N
     for row, episode in enumerate(again.columns["id"]):
         expected = results.loc[episode, "coverage"] if episode in results.index else None
         assert again.metrics["coverage"][row] == _round(expected)
+
+
+_json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),  # past 64 bits orjson refuses: json.dumps writes it
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(),  # any code point, U+2028 included
+    ),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300)
+@given(_json_values)
+def test_the_index_writes_the_json_values_json_dumps_would(value: object) -> None:
+    """The list's columns are written by orjson, falling back to ``json.dumps``: the text may
+    spell a number differently, never a different value."""
+    from exploreval.viewer._index import _compact_json
+
+    text = _compact_json(value)
+    assert json.loads(text) == value
+    assert "\n" not in text  # one line: a newline in a string is escaped

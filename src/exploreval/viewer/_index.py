@@ -243,7 +243,7 @@ class _RawJson(str):
 
 def _json_pieces(value: Any) -> Iterator[str]:
     """The compact JSON of ``value`` in pieces, dicts walked and ``_RawJson`` spliced in as is:
-    a million-row index is written without ever being one string (``json.dumps``' text for
+    a million-row index is written without ever being one string (``_compact_json`` for
     everything else)."""
     if isinstance(value, _RawJson):
         yield str(value)
@@ -254,7 +254,19 @@ def _json_pieces(value: Any) -> Iterator[str]:
             yield from _json_pieces(item)
         yield "}"
     else:
-        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        yield _compact_json(value)
+
+
+def _compact_json(value: Any) -> str:
+    """Compact JSON text, by orjson (a metric column of a million values is ~10x quicker than
+    ``json.dumps``); ``json.dumps`` for what orjson refuses (an integer past 64 bits). Numbers
+    may be spelt differently (``1e-5``, not ``1e-05``): the same JSON values."""
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _atomic_write(path: Path, body: bytes | Iterable[bytes]) -> None:
@@ -526,7 +538,7 @@ def _metric_json(column: Any, rows: Any, kept: Any, n: int) -> str | None:
         return None
     values = np.full(n, None, dtype=object)
     values[rows[kept]] = np.array([*rounded, None], dtype=object)[codes[kept]]
-    return json.dumps(values.tolist(), separators=(",", ":"))
+    return _compact_json(values.tolist())
 
 
 def _read_meta(cache: Path) -> dict[str, Any] | None:
