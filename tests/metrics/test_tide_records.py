@@ -141,8 +141,16 @@ def test_t_max_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="is not NAME=N"):
         resolve_t_max("exploreval/FrozenLake-v0")
     monkeypatch.delenv("EXPLOREVAL_TIDE_T_MAX")
+    # an env's fixed window is kept between calls: a registration made later still counts
+    assert resolve_t_max("test/Registered-v0") == (1, "longest episode")
     register_t_max("test/Registered-v0", 11)
     assert resolve_t_max("test/Registered-v0") == (11, "registered")
+    register_t_max("test/Registered-v0", 13, source="paper")
+    assert resolve_t_max("test/Registered-v0") == (13, "paper")
+    monkeypatch.setenv("EXPLOREVAL_TIDE_T_MAX", "Registered=5")
+    assert resolve_t_max("test/Registered-v0") == (5, "EXPLOREVAL_TIDE_T_MAX")
+    monkeypatch.delenv("EXPLOREVAL_TIDE_T_MAX")
+    register_t_max("test/Registered-v0", 11)
     # the grid suite's budget hook reads its stored budget B; no other key is consulted
     grid = make_record(["a"], ["x"], env_id="exploreval/GridDAG-v0", family="grid")
     assert resolve_t_max("exploreval/GridDAG-v0", [grid]) == (1, "longest episode")

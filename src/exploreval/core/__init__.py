@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from exploreval.core._files import unique_tmp, write_atomic, write_text_atomic
     from exploreval.core._gym import register_all_with_gymnasium
-    from exploreval.core._ids import canonical_json, episode_id, stable_hash
+    from exploreval.core._ids import canonical_json, content_key, episode_id, stable_hash
     from exploreval.core._info import StepInfo, validate_info
     from exploreval.core._lifecycle import (
         DEFAULT_SHARED,
@@ -142,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownNameError": "._registry",
     "Usage": "._records",
     "canonical_json": "._ids",
+    "content_key": "._ids",
     "check_preset": "._envs",
     "connect_sqlite": "._sqlite",
     "CorruptDatabaseError": "._sqlite",
@@ -230,6 +231,7 @@ __all__ = [
     "UnknownNameError",
     "Usage",
     "canonical_json",
+    "content_key",
     "check_preset",
     "bound_process_pool",
     "die_with_parent",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.core import EpisodeRecord, canonical_json
+from exploreval.core import EpisodeRecord, content_key
 from exploreval.metrics._hooks import registered_progress, registered_state_identity
 from exploreval.metrics._memo import memo
 from exploreval.metrics._tide_auv import (
@@ -208,12 +208,12 @@ def agent_base(record: EpisodeRecord) -> tuple[str, str]:
             if identity.get("kind") == "llm"
             else record.agent.name
         )
-        return label, canonical_json(rest)
+        return label, content_key(rest)
     history = history_of(record)
     name = record.agent.name
     if history and name.endswith("/" + history):
         name = name[: -len(history) - 1]
-    return name, canonical_json({"name": name, "kind": record.agent.kind})
+    return name, content_key({"name": name, "kind": record.agent.kind})
 
 
 def task_of(record: EpisodeRecord) -> str:

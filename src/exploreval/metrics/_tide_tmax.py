@@ -106,6 +106,23 @@ def resolve_t_max(
     )
 
 
+def _fixed_t_max(env_id: str, env_text: str) -> tuple[int, str] | None:
+    """The window every episode of ``env_id`` shares, if one is set: ``EXPLOREVAL_TIDE_T_MAX``
+    (its text ``env_text``), a registration, the paper's table; None otherwise."""
+    if env_text:
+        found = _lookup(parse_t_max_overrides(env_text), env_id)
+        if found is not None:
+            return found, ENV_VAR
+    registered = {n: T_MAX.get(n) for n in T_MAX.names()}
+    for key in (env_id.lower(), env_name(env_id).lower()):
+        if key in registered:
+            return registered[key], T_MAX_SOURCES.get(key, "registered")
+    found = _lookup({k.lower(): v for k, v in PAPER_T_MAX.items()}, env_id)
+    if found is not None:
+        return found, "paper"
+    return None
+
+
 def resolve_t_max_from(
     env_id: str,
     budgets: Iterable[int | None],
@@ -123,18 +140,10 @@ def resolve_t_max_from(
         if found is not None:
             return found, "override"
     env_text = os.environ.get(ENV_VAR, "")
-    if env_text:
-        found = _lookup(parse_t_max_overrides(env_text), env_id)
-        if found is not None:
-            return found, ENV_VAR
-    # asked once per episode scored: the table is kept until the registry changes
-    registered = T_MAX.derived("by_name", lambda: {n: T_MAX.get(n) for n in T_MAX.names()})
-    for key in (env_id.lower(), env_name(env_id).lower()):
-        if key in registered:
-            return registered[key], T_MAX_SOURCES.get(key, "registered")
-    found = _lookup({k.lower(): v for k, v in PAPER_T_MAX.items()}, env_id)
-    if found is not None:
-        return found, "paper"
+    # asked once per episode scored: an env's fixed window is kept until the registry changes
+    fixed = T_MAX.derived(f"fixed\0{env_id}\0{env_text}", lambda: _fixed_t_max(env_id, env_text))
+    if fixed is not None:
+        return fixed
     known = [b for b in budgets if b is not None]
     if known:
         return max(known), "episode budget"
