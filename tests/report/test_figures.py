@@ -123,14 +123,14 @@ def test_identical_agent_series_are_drawn_once_with_a_joint_label(
     ).all()
     assert same, "the fixture needs frontier and exploit_first to play alike"
     scatter = figures["tide_lr_vs_auv.png"]
-    grid_axes = [ax for ax in scatter.axes if "GridDAG" in ax.get_title()]
+    grid_axes = [ax for ax in scatter.axes if "GridDAG" in ax.get_title(loc="left")]
     assert len(grid_axes) == 2
     for ax in grid_axes:
         labels = _labels(ax)
         assert "exploit_first = frontier" in labels and "frontier" not in labels
         assert len(ax.collections) == len(labels) == 2  # frontier+exploit_first, random
     curves = figures["tide_success_curves.png"]
-    for ax in (ax for ax in curves.axes if "GridDAG" in ax.get_title()):
+    for ax in (ax for ax in curves.axes if "GridDAG" in ax.get_title(loc="left")):
         labels = _labels(ax)
         assert any(label.startswith("exploit_first = frontier (AUV") for label in labels)
         assert len(ax.get_lines()) == len(labels) == 2
@@ -221,3 +221,64 @@ def test_a_title_under_a_legend_is_found_and_refused(tmp_path: Path, monkeypatch
         save_figure(fig, tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()
     plt.close(fig)
+
+
+def test_long_tide_panel_titles_stay_inside_the_figure(tmp_path: Path) -> None:
+    """A panel's title names the env, preset and condition; with the legend beside the panel
+    the axes are narrow, and a centred title ran off the figure's left edge (the demo showed
+    "oreval/GridDAG-v0 [explore-medium/dag-medium]"). Titles start at the panel's left edge."""
+    import matplotlib
+    import pandas as pd
+
+    from exploreval.report._tide import plot_lr_vs_auv, plot_success_curves
+
+    panels = [
+        ("exploreval/GridDAG-v0", "explore-low/dag-small", "-"),
+        ("exploreval/GridDAG-v0", "explore-medium/dag-medium", "-"),
+        ("exploreval/GridDAG-v0", "explore-low/dag-small", "budget=15"),
+    ]
+    agents = ["exploit_first = frontier", "random = smollm2-135m"]
+    curves = pd.DataFrame(
+        [
+            {"env_id": e, "preset": p, "condition": c, "agent": a, "t": t, "x": t / 10,
+             "x_unit": "budget fraction", "success": min(t / 8, 1.0), "progress": None}
+            for e, p, c in panels for a in agents for t in range(11)
+        ]
+    )  # fmt: skip
+    summary = pd.DataFrame(
+        [
+            {"env_id": e, "preset": p, "condition": c, "agent": a, "auv": 0.46, "success_rate": 1.0}
+            for e, p, c in panels for a in agents
+        ]
+    )  # fmt: skip
+    points = pd.DataFrame(
+        [
+            {"env_id": e, "preset": p, "condition": c, "agent": a, "task": f"t{i}",
+             "loop_ratio": 0.1 * i, "auv": 0.2 * i}
+            for e, p, c in panels for a in agents for i in range(3)
+        ]
+    )  # fmt: skip
+    drawn: list[matplotlib.figure.Figure] = []
+    original = matplotlib.figure.Figure.savefig
+
+    def capture(self: matplotlib.figure.Figure, fname: Any, *args: Any, **kwargs: Any) -> None:
+        drawn.append(self)
+        original(self, fname, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matplotlib.figure.Figure, "savefig", capture)
+        plot_success_curves(curves, summary, tmp_path / "curves.png")
+        plot_lr_vs_auv(points, tmp_path / "lr.png")
+    assert len(drawn) == 2
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for fig in drawn:
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        width = fig.bbox.width
+        titles = [t for ax in fig.axes for t in (ax.title, ax._left_title) if t.get_text()]
+        assert len(titles) == 3
+        for title in titles:
+            box = title.get_window_extent(renderer)
+            assert box.x0 >= 0 and box.x1 <= width, (title.get_text(), box.x0, box.x1, width)

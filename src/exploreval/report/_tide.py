@@ -143,7 +143,7 @@ def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path)
                 ax.plot(xs, ys, label=label, **style)
             else:
                 ax.step(xs, ys, where="post", label=label, **style)
-        ax.set_title(_panel_key(env_id, preset, condition), fontsize=10)
+        ax.set_title(_panel_key(env_id, preset, condition), fontsize=10, loc="left")
         ax.set_xlabel("fraction of the episode's budget (t / t_max)" if fraction else "turn t")
         ax.set_ylabel("P_t (solved within t turns)")
         ax.set_ylim(-0.02, 1.02)
@@ -188,7 +188,7 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
         title = _panel_key(str(env_id), str(preset), str(condition))
         rhos[title] = rho
         title += f"  rho={rho:.2f}" if rho is not None else "  rho=n/a"
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, loc="left")
         ax.set_xlabel("Loop Ratio (per task)")
         ax.set_ylabel("AUV (per task)")
         # the data's own range (Loop Ratios cluster low): never a fixed 0-1 squashing them
