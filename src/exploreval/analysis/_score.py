@@ -559,6 +559,19 @@ class _Spill:
         )
         return copy
 
+    def summaries(self, key: str) -> tuple[list[pd.DataFrame], list[Any]]:
+        """One run metric's summaries, as ``reduce_run_tables`` takes them: its row chunks,
+        then its other summaries, in log order; the key is then gone."""
+        frames = list(self.take(_FRAME + key))
+        values = [v for chunk in self.take(_LIST + key) for v in chunk]
+        return frames, values
+
+    def release(self) -> None:
+        """Close a copy another process was given (its handle is its own; the directory stays
+        the sender's); the spill that made the directory is left open."""
+        if self._dir is None:
+            self.close()
+
     def size(self, key: str) -> int:
         """Bytes put under ``key`` so far."""
         return sum(length for _, length in self._spans.get(key, ()))
@@ -577,16 +590,10 @@ def _reduce_spilled(spill: _Spill, records: dict[str, LazyRecords]) -> dict[str,
     """Every run table, from the summaries in ``spill``, one metric's at a time."""
     from exploreval.metrics import reduce_run_tables
 
-    def summaries(key: str) -> tuple[list[pd.DataFrame], list[Any]]:
-        frames = list(spill.take(_FRAME + key))
-        values = [v for chunk in spill.take(_LIST + key) for v in chunk]
-        return frames, values
-
     try:
-        return reduce_run_tables(summaries, records)
+        return reduce_run_tables(spill.summaries, records)
     finally:
-        if spill._dir is None:  # a copy in another process: only its handle is its own
-            spill.close()
+        spill.release()
 
 
 def _run_keys() -> list[str]:
@@ -618,16 +625,10 @@ def _reduce_spilled_by_metric(
     """``_reduce_spilled`` of the metrics ``keys`` only, each metric's tables apart."""
     from exploreval.metrics import reduce_run_tables
 
-    def summaries(key: str) -> tuple[list[pd.DataFrame], list[Any]]:
-        frames = list(spill.take(_FRAME + key))
-        values = [v for chunk in spill.take(_LIST + key) for v in chunk]
-        return frames, values
-
     try:
-        return {key: reduce_run_tables(summaries, records, only=(key,)) for key in keys}
+        return {key: reduce_run_tables(spill.summaries, records, only=(key,)) for key in keys}
     finally:
-        if spill._dir is None:  # a copy in another process: only its handle is its own
-            spill.close()
+        spill.release()
 
 
 def _valid_only(records: LazyRecords, issues: list[LogIssue], latest: _Latest) -> LazyRecords:
