@@ -250,3 +250,19 @@ def test_the_index_writes_the_json_values_json_dumps_would(value: object) -> Non
     text = _compact_json(value)
     assert json.loads(text) == value
     assert "\n" not in text  # one line: a newline in a string is escaped
+
+
+@settings(max_examples=200)
+@given(st.lists(st.text(), max_size=6))
+def test_agent_text_in_the_list_script_is_data_never_script(names: list[str]) -> None:
+    """Agent names, ids and issues reach the page inside ``EXV.receive(...)``: whatever they
+    hold (U+2028/9, quotes, ``</script>``, backslashes), the script carries them as one JSON
+    value, with the two JavaScript line separators escaped."""
+    from exploreval.viewer._index import data_script
+
+    hostile = [*names, "</script><script>alert(1)</script>", 'a"b\\c', "x\u2028y\u2029z"]
+    script = data_script(None, {"columns": {"agent": hostile}}).decode()
+    assert script.startswith("EXV.receive(null,") and script.endswith(");\n")
+    assert "\u2028" not in script and "\u2029" not in script
+    body = script[len("EXV.receive(null,") : -len(");\n")]
+    assert json.loads(body) == {"columns": {"agent": hostile}}
