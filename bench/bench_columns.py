@@ -13,6 +13,10 @@ and prints its wall time and peak RSS (the process's own and its worker processe
    from the episode columns, and the same from ``results.parquet`` as ``report``/``compare``
    read it (pandas), to compare reading paths on the same data.
 
+Each phase also prints its CPU seconds (its own and its workers') and the share of the machine's
+time the hypervisor stole meanwhile, and the header names the CPU: on a shared host wall time moves
+by a third between hours, CPU seconds and the stolen share say why.
+
 Goals (issue 18): 100k episodes: score <= 60 s and report <= 30 s, each <= 2 GB peak;
 1M: score + report <= 4 GB peak; analysis memory <= 10 kB per episode; reading within 3x of
 DuckDB on Parquet.
@@ -71,16 +75,53 @@ _FOOTER = (
 )
 
 
-def run_phase(name: str, run: Path, out: Path) -> tuple[float, int, int, str]:
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, stolen) jiffies of the machine so far (/proc/stat; (0, 0) where there is none)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
+
+
+def _machine() -> str:
+    """The CPU the numbers come from (a slower host moves every time here by a third)."""
+    import os
+
+    model = mhz = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "cpu MHz" and not mhz:
+                mhz = value.strip()
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model or 'unknown CPU'}" + (f" at {mhz} MHz" if mhz else "")
+
+
+def run_phase(name: str, run: Path, out: Path) -> tuple[float, int, int, str, float, float]:
+    """(wall s, peak RSS MB, workers' peak RSS MB, what it printed, CPU s, stolen share): CPU
+    seconds (the phase and every worker it waited for) and the share of the machine's time the
+    hypervisor took away say how loaded the host was, which wall time alone hides here."""
+    import resource
+
     code = f"RUN = {str(run)!r}; OUT = {str(out)!r}\n" + PHASES[name] + _FOOTER
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks, stolen = _cpu_ticks()
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks_after, stolen_after = _cpu_ticks()
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    steal = (stolen_after - stolen) / max(ticks_after - ticks, 1)
     if done.returncode != 0:
         raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
     lines = done.stdout.strip().splitlines()
     _, me, kids = lines[-1].split()
-    return wall, int(me) // 1024, int(kids) // 1024, " ".join(lines[:-1])[:100]
+    return wall, int(me) // 1024, int(kids) // 1024, " ".join(lines[:-1])[:100], cpu, steal
 
 
 def main() -> None:
@@ -106,16 +147,19 @@ def main() -> None:
         with open(run / "episodes.jsonl", "rb") as fh:
             lines = sum(1 for _ in fh)
         print(f"run: {lines} log lines, {size / 1e6:.0f} MB of log", flush=True)
+        print(f"machine: {_machine()}", flush=True)
         results: dict[str, tuple[float, int, int]] = {}
         chosen = [p.strip() for p in args.phases.split(",") if p.strip()]
         unknown = sorted(set(chosen) - set(PHASES))
         if unknown:
             raise SystemExit(f"unknown phase(s) {unknown}; expected some of {list(PHASES)}")
         for name in chosen:
-            wall, me, kids, what = run_phase(name, run, Path(tmp) / "report")
+            wall, me, kids, what, cpu, steal = run_phase(name, run, Path(tmp) / "report")
             results[name] = (wall, me, kids)
             print(
-                f"{name:15s} {wall:7.1f} s   peak RSS {me:6d} MB (workers {kids:5d} MB)   {what}",
+                f"{name:15s} {wall:7.1f} s   peak RSS {me:6d} MB (workers {kids:5d} MB)   "
+                f"CPU {cpu:6.1f} s ({1e3 * cpu / max(lines, 1):.3f} ms/episode), "
+                f"stolen {100 * steal:.0f}%   {what}",
                 flush=True,
             )
         if "score" in results and "report" in results:
