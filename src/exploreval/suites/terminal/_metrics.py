@@ -207,8 +207,70 @@ def terminal_run_metrics(
 
 
 def attempt_row(record: EpisodeRecord) -> tuple[str, dict[str, Scalar]]:
-    """The map side of the terminal run metric: the agent and the episode's metric row."""
-    return record.agent.name, terminal_episode_metrics(record)
+    """The map side of the terminal run metric: the agent and the episode's metric row, with
+    what the report's attempts table adds (which episode, its injection level and file name)."""
+    manifest = record_manifest(record)
+    return record.agent.name, {
+        **terminal_episode_metrics(record),
+        "run_id": record.run_id,
+        "episode_id": record.episode_id,
+        "seed": record.seed,
+        "repeat": record.repeat,
+        "level": manifest.level,
+        "variant": manifest.variant,
+    }
+
+
+#: The per-attempt run table: one row per scored episode, what the report's sections count
+#: (stored by ``score`` in ``tables/``, so a report reads it instead of the records).
+ATTEMPTS_TABLE = "terminal_attempts"
+ATTEMPT_COLUMNS = (
+    "run_id", "episode_id", "agent", "condition", "level", "variant", "task_id", "seed",
+    "repeat", "resolved", "discovered", "interacted", "file_access", "interacted_solution",
+    "interacted_decoy", "first_discovery_step", "first_interaction_step", "n_steps",
+)  # fmt: skip
+_FLAGS = (
+    "resolved", "discovered", "interacted", "file_access", "interacted_solution",
+    "interacted_decoy",
+)  # fmt: skip
+
+
+def attempts_table(attempts: Sequence[tuple[str, dict[str, Scalar]]]) -> pd.DataFrame:
+    """One row per attempt (``attempt_row``s): who, which condition and task, and the flags."""
+    frame = pd.DataFrame(
+        [
+            {
+                **{c: row[c] for c in ATTEMPT_COLUMNS if c != "agent"},
+                "agent": agent,
+                "condition": str(row["condition"]),
+                "task_id": str(row["task_id"]),
+                **{flag: bool(row[flag]) for flag in _FLAGS},
+                "n_steps": int(row["n_steps"] or 0),
+            }
+            for agent, row in attempts
+        ],
+        columns=list(ATTEMPT_COLUMNS),
+    )
+    return normalised_attempts(frame)
+
+
+def normalised_attempts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Levels, variants and first steps as None or ints (never NaN or floats), however the
+    table was made: from attempts, or read back from Parquet (which stores a missing int as
+    NaN in a float column)."""
+    if frame.empty:
+        return frame
+    frame = frame.copy()
+    for column in ("level", "variant", "first_discovery_step", "first_interaction_step"):
+        frame[column] = pd.Series(
+            [
+                None if v is None or pd.isna(v) else (v if column == "variant" else int(v))
+                for v in frame[column]
+            ],
+            index=frame.index,
+            dtype=object,
+        )
+    return frame
 
 
 def terminal_tables_from_rows(
@@ -283,4 +345,7 @@ def terminal_tables_from_rows(
             }
         )
     at_k = pd.concat(at_k_frames, ignore_index=True) if at_k_frames else pd.DataFrame()
-    return {"at_k": at_k, "curiosity": pd.DataFrame(curiosity)}
+    tables = {"at_k": at_k, "curiosity": pd.DataFrame(curiosity)}
+    if attempts and "episode_id" in attempts[0][1]:  # rows from attempt_row (not hand-made)
+        tables[ATTEMPTS_TABLE] = attempts_table(attempts)
+    return tables

@@ -129,7 +129,7 @@ def register() -> None:
         partial=f"{_M}._metrics:attempt_row",
     )
     register_judged_metrics(FAMILY, "terminal_judge", f"{_M}._judge:judge_tables")
-    register_report(FAMILY, "terminal", f"{_M}._report:terminal_sections")
+    register_report(FAMILY, "terminal", f"{_M}._report:terminal_sections", uses_tables=True)
     register_report(FAMILY, "terminal_judge", f"{_M}._judge:judge_sections", uses_tables=True)
     register_step_view(FAMILY, f"{_M}._viewer:step_view")
     register_step_annotations(FAMILY, f"{_M}._viewer:step_annotations", name="terminal_detection")

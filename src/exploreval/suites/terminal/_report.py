@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,12 @@ import pandas as pd
 from exploreval.core import EpisodeRecord
 from exploreval.metrics.passk import at_k_table, conditional_rate, first_step_summary
 from exploreval.report import ReportSection, episode_link, merge_identical_series, save_figure
-from exploreval.suites.terminal._metrics import record_manifest, terminal_episode_metrics
+from exploreval.suites.terminal._metrics import (
+    ATTEMPTS_TABLE,
+    attempt_row,
+    attempts_table,
+    normalised_attempts,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -60,47 +65,9 @@ _PALETTE = (
 
 # --------------------------------------------------------------------------- data
 def attempts_frame(records: Sequence[EpisodeRecord]) -> pd.DataFrame:
-    """One row per scored episode: who, which condition and task, and the suite's flags."""
-    rows: list[dict[str, Any]] = []
-    for record in records:
-        if record.status != "ok":
-            continue
-        metrics = terminal_episode_metrics(record)
-        manifest = record_manifest(record)
-        rows.append(
-            {
-                "run_id": record.run_id,
-                "episode_id": record.episode_id,
-                "agent": record.agent.name,
-                "condition": str(metrics["condition"]),
-                "level": manifest.level,
-                "variant": manifest.variant,
-                "task_id": str(metrics["task_id"]),
-                "seed": record.seed,
-                "repeat": record.repeat,
-                "resolved": bool(metrics["resolved"]),
-                "discovered": bool(metrics["discovered"]),
-                "interacted": bool(metrics["interacted"]),
-                "file_access": bool(metrics["file_access"]),
-                "interacted_solution": bool(metrics["interacted_solution"]),
-                "interacted_decoy": bool(metrics["interacted_decoy"]),
-                "first_discovery_step": metrics["first_discovery_step"],
-                "first_interaction_step": metrics["first_interaction_step"],
-                "n_steps": int(metrics["n_steps"] or 0),
-            }
-        )
-    frame = pd.DataFrame(rows)
-    if not frame.empty:  # None (not NaN), ints (not floats) for levels and steps
-        for column in ("level", "variant", "first_discovery_step", "first_interaction_step"):
-            frame[column] = pd.Series(
-                [
-                    None if pd.isna(v) else (v if column == "variant" else int(v))
-                    for v in frame[column]
-                ],
-                index=frame.index,
-                dtype=object,
-            )
-    return frame
+    """One row per scored episode: who, which condition and task, and the suite's flags (the
+    run table ``terminal_attempts`` that ``score`` stores, computed from the records)."""
+    return attempts_table([attempt_row(r) for r in records if r.status == "ok"])
 
 
 @dataclass
@@ -546,10 +513,16 @@ def _curve_table(groups: Sequence[Group], curves: pd.DataFrame) -> str:
 
 # --------------------------------------------------------------------------- the plugin
 def terminal_sections(
-    records: Sequence[EpisodeRecord], rows: pd.DataFrame, out_dir: Path
+    records: Sequence[EpisodeRecord],
+    rows: pd.DataFrame,
+    out_dir: Path,
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[ReportSection]:
-    """The terminal family's report sections (registered by the suite plugin)."""
-    frame = attempts_frame(records)
+    """The terminal family's report sections (registered by the suite plugin). ``tables``: the
+    run's stored tables, whose ``terminal_attempts`` is read instead of the records (a terminal
+    record carries every screen of its session); without it the records are read."""
+    stored = None if tables is None else tables.get(ATTEMPTS_TABLE)
+    frame = normalised_attempts(stored) if stored is not None else attempts_frame(records)
     groups = groups_of(frame)
     if not groups:
         return []

@@ -379,3 +379,43 @@ def test_the_cli_report_has_the_sections_and_no_generic_duplicate(
     linked = set(re.findall(r"#/run/[^/]+/episode/([0-9a-f]+)\)", text))
     assert linked and (report.parent / "viewer" / "index.html").exists()
     assert (run / "tables" / "pass_at_k.parquet").exists()
+
+
+class _Unread(list[EpisodeRecord]):
+    """Records a section must not read: iterating them fails the test."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the section read the records instead of the stored table")
+
+
+def test_the_report_draws_from_the_stored_attempts_table_not_the_records(
+    terminal_run: Path, terminal_records: list[EpisodeRecord], sections: list[Any], tmp_path: Path
+) -> None:
+    from exploreval.analysis import score_run
+
+    run = tmp_path / "run"
+    shutil.copytree(
+        terminal_run,
+        run,
+        ignore=shutil.ignore_patterns("viewer_index", "report", "tables", "results.parquet"),
+    )
+    fresh = score_run(RunDir(run)).tables["terminal_attempts"]  # reduced from the map's rows
+    stored = score_run(RunDir(run)).tables["terminal_attempts"]  # read back from tables/
+    assert (run / "tables" / "terminal_attempts.parquet").exists()
+    expected = attempts_frame(terminal_records)
+    assert (
+        len(expected) == len(terminal_records)
+        and expected["level"].map(type).isin({int, type(None)}).all()
+    )
+    pd.testing.assert_frame_equal(fresh, expected)
+    # Parquet turns a missing level into NaN in a float column: the section normalises it back
+    from exploreval.suites.terminal._metrics import normalised_attempts
+
+    pd.testing.assert_frame_equal(normalised_attempts(stored), expected)
+    drawn = terminal_sections(
+        _Unread(terminal_records),
+        pd.DataFrame(),
+        tmp_path / "rep",
+        tables={"terminal_attempts": stored},
+    )
+    assert [(s.title, s.markdown) for s in drawn] == [(s.title, s.markdown) for s in sections]
