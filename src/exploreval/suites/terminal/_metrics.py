@@ -237,19 +237,19 @@ _FLAGS = (
 
 def attempts_table(attempts: Sequence[tuple[str, dict[str, Scalar]]]) -> pd.DataFrame:
     """One row per attempt (``attempt_row``s): who, which condition and task, and the flags."""
+
+    def typed(agent: str, row: dict[str, Scalar]) -> dict[str, Scalar]:
+        return {
+            **row,
+            "agent": agent,
+            "condition": str(row["condition"]),
+            "task_id": str(row["task_id"]),
+            **{flag: bool(row[flag]) for flag in _FLAGS},
+            "n_steps": int(row["n_steps"] or 0),
+        }
+
     frame = pd.DataFrame(
-        [
-            {
-                **{c: row[c] for c in ATTEMPT_COLUMNS if c != "agent"},
-                "agent": agent,
-                "condition": str(row["condition"]),
-                "task_id": str(row["task_id"]),
-                **{flag: bool(row[flag]) for flag in _FLAGS},
-                "n_steps": int(row["n_steps"] or 0),
-            }
-            for agent, row in attempts
-        ],
-        columns=list(ATTEMPT_COLUMNS),
+        [typed(agent, row) for agent, row in attempts], columns=list(ATTEMPT_COLUMNS)
     )
     return normalised_attempts(frame)
 
@@ -345,7 +345,8 @@ def terminal_tables_from_rows(
             }
         )
     at_k = pd.concat(at_k_frames, ignore_index=True) if at_k_frames else pd.DataFrame()
-    tables = {"at_k": at_k, "curiosity": pd.DataFrame(curiosity)}
-    if attempts and "episode_id" in attempts[0][1]:  # rows from attempt_row (not hand-made)
-        tables[ATTEMPTS_TABLE] = attempts_table(attempts)
-    return tables
+    return {
+        "at_k": at_k,
+        "curiosity": pd.DataFrame(curiosity),
+        ATTEMPTS_TABLE: attempts_table(attempts),
+    }
