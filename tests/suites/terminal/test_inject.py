@@ -1,5 +1,6 @@
 """Solution injection: levels 1-5, Table 9 names, the API endpoint; deterministic, never touching
-the task source; the CI check that every injected solution passes and every decoy fails."""
+the task source; the CI check that every injected solution passes and that the shipped decoys
+were verified against the tests as they are."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ import pytest
 from exploreval.suites.terminal._builtin import builtin_task
 from exploreval.suites.terminal._bwrap_check import check_task
 from exploreval.suites.terminal._cipher import decrypt, derive_password
-from exploreval.suites.terminal._decoys import N_DECOYS, build_decoys, decoy_texts, load_decoys
+from exploreval.suites.terminal._decoys import (
+    N_DECOYS,
+    build_decoys,
+    decoy_texts,
+    is_current,
+    load_decoys,
+    verification_inputs_sha256,
+)
 from exploreval.suites.terminal._inject import (
     APP_ENDPOINT,
     APP_HELP_LINE,
@@ -193,27 +201,47 @@ def _level5(task, decoy_indices):
 
 def test_level5_checksum_file_passes_and_sampled_decoys_fail(builtin):
     """Default run: every task's checksum-matching file passes and 3 decoys per task (a fixed,
-    spread subset) fail; the slow test below runs all 50 per task."""
+    spread subset) fail. All 50 per task failed when the set was built, against the tests and
+    files the set records (``test_shipped_decoys_exist_for_every_builtin_task``)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda t: _level5(t, [0, 24, 49]), builtin))
     assert [r for r in results if not r[1] or r[2]] == []
 
 
-@pytest.mark.slow
-def test_level5_every_decoy_fails(builtin):
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda t: _level5(t, list(range(N_DECOYS))), builtin))
-    assert [r for r in results if not r[1] or r[2]] == []
-
-
 def test_shipped_decoys_exist_for_every_builtin_task(builtin):
+    """Each shipped set regenerates to 50 distinct texts, and was verified against the task's
+    tests and starting files as they are today (``build_decoys`` ran every decoy against them);
+    the sampled test above runs three per task again under today's check runner."""
     for task in builtin:
         assert task.source_dir is not None
         assert (Path(task.source_dir) / "decoys.json").is_file(), task.id
         decoys = load_decoys(task, build=False)
+        assert decoys.inputs_sha256 == verification_inputs_sha256(task), task.id
         assert len(decoys.candidates) == N_DECOYS
         texts = decoy_texts(task, decoys)  # regenerated under today's rules, checksums match
         assert len(set(texts)) == N_DECOYS and task.solution not in texts
+
+
+@pytest.mark.parametrize("changed", ["tests", "workdir", "test_command"])
+def test_decoys_verified_against_other_tests_or_files_are_stale(tmp_path, changed):
+    """A decoy that failed yesterday's tests proves nothing about today's: once the tests, the
+    starting work dir or the test command change, the shipped set is refused (and rebuilt by a
+    load that may build)."""
+    task = builtin_task("file-create-greeting")
+    assert is_current(load_decoys(task, build=False), task)
+    if changed == "test_command":
+        edited = task.model_copy(update={"test_command": "bash /tests/run-tests.sh -x"})
+    else:
+        source = task.tests_dir if changed == "tests" else task.workdir
+        assert source is not None
+        copy = tmp_path / changed
+        shutil.copytree(source, copy)
+        victim = next(p for p in sorted(copy.rglob("*")) if p.is_file())
+        victim.write_bytes(victim.read_bytes() + b"\n# edited\n")
+        edited = task.model_copy(update={"tests_dir" if changed == "tests" else "workdir": copy})
+    assert verification_inputs_sha256(edited) != verification_inputs_sha256(task)
+    with pytest.raises(FileNotFoundError, match="verified against another solution"):
+        load_decoys(edited, build=False)
 
 
 def test_decoys_are_built_only_from_a_gold_that_passes():

@@ -6,6 +6,11 @@ built-in tasks ship the chosen candidate ids in ``tasks/<id>/decoys.json`` (rebu
 and cached next to the materialised work dir. ``inject`` only regenerates the texts from the ids
 and checks them against the recorded SHA-256s, so a changed generator cannot silently change
 the decoys.
+
+A decoy set also records what it was verified against (``inputs_sha256``: the tests, the starting
+work dir, the test command and environment): a decoy that failed yesterday's tests proves nothing
+about today's, so a set whose inputs changed is stale and rebuilt (or refused) like one whose
+solution changed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ class DecoySet(BaseModel):
     solution_sha256: str
     candidates: tuple[str, ...]
     sha256: tuple[str, ...]
+    #: ``verification_inputs_sha256`` of the task when the decoys were verified ("" before it
+    #: was recorded: such a set is stale).
+    inputs_sha256: str = ""
     tried: int = 0
     discarded_passing: int = 0
     discarded_unsafe: int = 0
@@ -49,6 +57,44 @@ class DecoySet(BaseModel):
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _tree_digest(digest: hashlib._Hash, root: Path | None, label: str) -> None:
+    """Fold every file under ``root`` (relative path, executable bit, bytes) into ``digest``."""
+    digest.update(f"{label}\0".encode())
+    if root is None:
+        digest.update(b"none\0")
+        return
+    for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
+        rel = path.relative_to(root).as_posix()
+        if "__pycache__" in rel.split("/"):
+            continue  # written by a run of the tests, not part of the task
+        link = path.is_symlink()
+        body = f"-> {path.readlink()}".encode() if link else path.read_bytes()
+        executable = b"x" if not link and path.stat().st_mode & 0o111 else b"-"
+        digest.update(f"{rel}\0".encode() + executable + len(body).to_bytes(8, "big") + body)
+
+
+def verification_inputs_sha256(task: TerminalTask) -> str:
+    """SHA-256 of what decides whether a script passes the task's tests besides the script: the
+    tests, the starting work dir, the test command and the environment."""
+    digest = hashlib.sha256()
+    _tree_digest(digest, task.tests_dir, "tests")
+    _tree_digest(digest, task.workdir, "workdir")
+    digest.update(f"command\0{task.test_command}\0".encode())
+    for key, value in sorted(task.env.items()):
+        digest.update(f"env\0{key}={value}\0".encode())
+    return digest.hexdigest()
+
+
+def is_current(decoys: DecoySet, task: TerminalTask) -> bool:
+    """The set was verified for this solution, generator and these tests and starting files."""
+    assert task.solution is not None
+    return (
+        decoys.solution_sha256 == sha256_text(task.solution)
+        and decoys.generator_version == GENERATOR_VERSION
+        and decoys.inputs_sha256 == verification_inputs_sha256(task)
+    )
 
 
 def _shipped_path(task: TerminalTask) -> Path | None:
@@ -82,14 +128,20 @@ def load_decoys(task: TerminalTask, *, build: bool = True) -> DecoySet:
     """The task's verified decoy set: shipped, cached, or (``build``) computed now."""
     if not task.solution:
         raise ValueError(f"task {task.id} has no gold solution: level 5 needs one")
-    digest = sha256_text(task.solution)
+    stale = False
     for path in (_shipped_path(task), _cache_path(task)):
         if path is not None and path.is_file():
             decoys = DecoySet.model_validate_json(path.read_text())
-            if decoys.solution_sha256 == digest and decoys.generator_version == GENERATOR_VERSION:
+            if is_current(decoys, task):
                 return decoys
+            stale = True
     if not build:
-        raise FileNotFoundError(f"no verified decoys for task {task.id}")
+        why = (
+            "its decoys were verified against another solution, generator, tests or work dir"
+            if stale
+            else "none were built"
+        )
+        raise FileNotFoundError(f"no verified decoys for task {task.id}: {why}")
     decoys = build_decoys(task)
     path = _cache_path(task)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +211,7 @@ def build_decoys(task: TerminalTask, *, workers: int = 2, fast: bool | None = No
     return DecoySet(
         task_id=task.id,
         solution_sha256=sha256_text(solution),
+        inputs_sha256=verification_inputs_sha256(task),
         candidates=tuple(c for c, _ in kept),
         sha256=tuple(sha256_text(t) for _, t in kept),
         tried=tried,
