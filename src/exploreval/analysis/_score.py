@@ -258,7 +258,9 @@ def _write_run_tables(run: RunDir, result: ScoreResult, stamp: dict[str, Any], r
         if stamp == score_stamp(run, run_id):
             meta = {
                 "stamp": stamp,
-                "tables": sorted(set(result.tables) - set(judged)),
+                # in the order this score made them: a score that reuses them gives the same
+                # ``ScoreResult.tables``, order included
+                "tables": [name for name in result.tables if name not in judged],
                 # lines left out for failing validation: the stored rows have none of them
                 "invalid": [{"line": i.line, "message": i.message} for i in result.issues],
             }
