@@ -222,26 +222,51 @@ def test_shipped_decoys_exist_for_every_builtin_task(builtin):
         assert len(set(texts)) == N_DECOYS and task.solution not in texts
 
 
-@pytest.mark.parametrize("changed", ["tests", "workdir", "test_command"])
+@pytest.mark.parametrize("changed", ["tests", "app", "Dockerfile", "test_command"])
 def test_decoys_verified_against_other_tests_or_files_are_stale(tmp_path, changed):
     """A decoy that failed yesterday's tests proves nothing about today's: once the tests, the
-    starting work dir or the test command change, the shipped set is refused (and rebuilt by a
-    load that may build)."""
-    task = builtin_task("file-create-greeting")
+    starting files, the Dockerfile that makes the work dir or the test command change, the
+    shipped set is refused (and rebuilt by a load that may build)."""
+    task = builtin_task("git-revert-debug")
+    assert task.source_dir is not None
     assert is_current(load_decoys(task, build=False), task)
     if changed == "test_command":
         edited = task.model_copy(update={"test_command": "bash /tests/run-tests.sh -x"})
     else:
-        source = task.tests_dir if changed == "tests" else task.workdir
-        assert source is not None
-        copy = tmp_path / changed
-        shutil.copytree(source, copy)
-        victim = next(p for p in sorted(copy.rglob("*")) if p.is_file())
+        copy = tmp_path / "task"
+        shutil.copytree(task.source_dir, copy)
+        victim = copy / changed
+        if victim.is_dir():
+            victim = next(p for p in sorted(victim.rglob("*")) if p.is_file())
         victim.write_bytes(victim.read_bytes() + b"\n# edited\n")
-        edited = task.model_copy(update={"tests_dir" if changed == "tests" else "workdir": copy})
+        edited = task.model_copy(update={"source_dir": copy})
     assert verification_inputs_sha256(edited) != verification_inputs_sha256(task)
     with pytest.raises(FileNotFoundError, match="verified against another solution"):
         load_decoys(edited, build=False)
+
+
+def test_what_decoys_were_verified_against_is_the_same_on_every_machine(tmp_path):
+    """The stamp is a function of the task's folder, not of the work dir materialised from it
+    (git-revert-debug's Dockerfile makes a git repository, whose objects and index differ each
+    time it is made): a fresh copy of the folder, loaded anew, has the shipped stamp."""
+    from exploreval.suites.terminal._tasks import load_task
+
+    task = builtin_task("git-revert-debug")
+    assert task.source_dir is not None
+    copy = tmp_path / "git-revert-debug"
+    shutil.copytree(task.source_dir, copy)
+    again = load_task(copy)
+    assert verification_inputs_sha256(again) == load_decoys(task, build=False).inputs_sha256
+    assert is_current(load_decoys(again, build=False), again)
+    # the materialised work dir does not enter: a repository made at another time, same stamp
+    assert task.workdir is not None
+    remade = tmp_path / "workdir"
+    shutil.copytree(task.workdir, remade, symlinks=True)
+    index = remade / "repo" / ".git" / "index"
+    assert index.is_file()
+    index.write_bytes(index.read_bytes()[:-1] + b"\x00")
+    elsewhere = task.model_copy(update={"workdir": remade})
+    assert verification_inputs_sha256(elsewhere) == verification_inputs_sha256(task)
 
 
 def test_decoys_are_built_only_from_a_gold_that_passes():

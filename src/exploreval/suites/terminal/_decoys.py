@@ -19,6 +19,7 @@ import hashlib
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,16 +60,25 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _tree_digest(digest: hashlib._Hash, root: Path | None, label: str) -> None:
-    """Fold every file under ``root`` (relative path, executable bit, bytes) into ``digest``."""
+#: Files of a task's folder that do not decide a verdict: the decoys themselves, the gold
+#: solution (``solution_sha256`` covers it) and the task's description (its test command and
+#: environment are hashed as the task has them).
+_NOT_VERIFICATION = frozenset({"decoys.json", "solution.sh", "task.yaml", "task.toml"})
+
+
+def _tree_digest(
+    digest: Any, root: Path | None, label: str, skip: frozenset[str] = frozenset()
+) -> None:
+    """Fold every file under ``root`` (relative path, executable bit, bytes) into ``digest``;
+    ``skip``: names left out at the top level."""
     digest.update(f"{label}\0".encode())
     if root is None:
         digest.update(b"none\0")
         return
     for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
         rel = path.relative_to(root).as_posix()
-        if "__pycache__" in rel.split("/"):
-            continue  # written by a run of the tests, not part of the task
+        if rel in skip or "__pycache__" in rel.split("/"):
+            continue  # __pycache__: written by a run of the tests, not part of the task
         link = path.is_symlink()
         body = f"-> {path.readlink()}".encode() if link else path.read_bytes()
         executable = b"x" if not link and path.stat().st_mode & 0o111 else b"-"
@@ -77,10 +87,18 @@ def _tree_digest(digest: hashlib._Hash, root: Path | None, label: str) -> None:
 
 def verification_inputs_sha256(task: TerminalTask) -> str:
     """SHA-256 of what decides whether a script passes the task's tests besides the script: the
-    tests, the starting work dir, the test command and the environment."""
+    task's folder (its Dockerfile, starting files and tests), else its work dir and tests as
+    given; its test command and environment.
+
+    The folder, not the work dir made from it: a built-in task's work dir is materialised by
+    running its Dockerfile, and a git repository made there differs in every byte of its
+    objects and index from one machine (or minute) to the next."""
     digest = hashlib.sha256()
-    _tree_digest(digest, task.tests_dir, "tests")
-    _tree_digest(digest, task.workdir, "workdir")
+    if task.source_dir is not None and task.source_dir.is_dir():
+        _tree_digest(digest, task.source_dir, "source", _NOT_VERIFICATION)
+    else:
+        _tree_digest(digest, task.tests_dir, "tests")
+        _tree_digest(digest, task.workdir, "workdir")
     digest.update(f"command\0{task.test_command}\0".encode())
     for key, value in sorted(task.env.items()):
         digest.update(f"env\0{key}={value}\0".encode())
