@@ -172,6 +172,66 @@ def test_a_rewritten_log_or_a_new_schema_rebuilds(
     assert stats.rebuilt and stats.episodes == len(lines) - 3
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "partner deleted"])
+def test_a_damaged_part_is_rebuilt_from_the_log_and_said(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """The tables are derived: a part cut short, overwritten or deleted (disk, a user, a
+    copy) is found by the next sync, which says so and rebuilds them from the log; the
+    queries then answer as before and the log is not touched."""
+    from exploreval.store import ColumnsRebuiltWarning
+
+    path = _copy(run_dir, tmp_path)
+    monkeypatch.setattr(columns_module, "PART_EPISODES", 2)
+    cols = RunColumns(path)
+    cols.sync(part_episodes=2)
+    query = "select episode_id, count(*), sum(reward) from steps group by 1 order by 1"
+    before = cols.sql(query).fetchall()
+    log = (path / "episodes.jsonl").read_bytes()
+    parts = sorted(cols.steps_dir.glob("part-*.parquet"))
+    assert len(parts) >= 3
+    victim = parts[1]  # in the middle: the state says it is in
+    if damage == "truncated":
+        victim.write_bytes(victim.read_bytes()[:-100])
+    elif damage == "garbage":
+        victim.write_bytes(b"not parquet at all")
+    else:
+        (cols.episodes_dir / victim.name).unlink()
+    with pytest.warns(ColumnsRebuiltWarning, match=victim.name) as caught:
+        stats = cols.sync(part_episodes=2)
+    assert "rebuilt from episodes.jsonl" in str(caught[0].message)
+    assert stats.rebuilt and stats.episodes == sum(1 for _ in log.splitlines() if _.strip())
+    assert cols.sql(query).fetchall() == before
+    assert (path / "episodes.jsonl").read_bytes() == log
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ColumnsRebuiltWarning)  # sound tables: no word, no work
+        assert cols.sync().episodes == 0
+
+
+def test_the_cli_says_the_tables_were_rebuilt_on_stderr_only(run_dir: Path, tmp_path: Path) -> None:
+    """``exploreval sql --format csv`` keeps its CSV clean: the note goes to stderr."""
+    import subprocess
+    import sys
+
+    path = _copy(run_dir, tmp_path)
+    cols = RunColumns(path)
+    cols.sync()
+    part = next(cols.steps_dir.glob("part-*.parquet"))
+    part.write_bytes(b"torn")
+    done = subprocess.run(
+        [sys.executable, "-m", "exploreval", "sql", str(path),
+         "select count(*) as n from steps", "--format", "csv"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    steps = sum(len(r.steps) for r in _records(path).values())
+    assert done.stdout.split() == ["n", str(steps)]
+    assert "note:" in done.stderr and "rebuilt from episodes.jsonl" in done.stderr
+    assert part.name in done.stderr.replace("\n", "")
+
+
 def test_several_runs_are_one_dataset(run_dir: Path, tmp_path: Path) -> None:
     a = _copy(run_dir, tmp_path / "a")
     b = _copy(run_dir, tmp_path / "b")

@@ -609,9 +609,28 @@ def _tidy_help() -> None:
 _tidy_help()
 
 
+def _show_notes() -> None:
+    """Warnings meant for the user (tables rebuilt from the log) as one ``note:`` line on
+    stderr, never on stdout, which may be a CSV; any other warning as Python shows it."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        from exploreval.store import ColumnsRebuiltWarning
+
+        if issubclass(category, ColumnsRebuiltWarning):
+            console.print(f"[yellow]note:[/] {escape(str(message))}", soft_wrap=True)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+
+
 def main() -> None:
     """Console entry point: user errors become one clear line and exit code 2."""
     errors = _user_errors()
+    _show_notes()
     from exploreval.runner._errors import RunInterruptedError
 
     try:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         open_columns,
     )
     from exploreval.store._errors import (
+        ColumnsRebuiltWarning,
         StoreError,
         describe_os_error,
     )
@@ -74,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "RunDir": "._run",
     "RunManifest": "._run",
     "RunStatus": "._run",
+    "ColumnsRebuiltWarning": "._errors",
     "StoreError": "._errors",
     "content_hash": "._blobs",
     "describe_os_error": "._errors",
@@ -110,6 +112,7 @@ __all__ = [
     "RunDir",
     "RunManifest",
     "RunStatus",
+    "ColumnsRebuiltWarning",
     "StoreError",
     "content_hash",
     "describe_os_error",

@@ -26,7 +26,8 @@ one if there is one, else the latest), as ``RunDir.latest_records`` does.
 temporary name, then renamed; ``_state.json`` is rewritten (atomically) after each part. A sync
 first deletes parts at or past the recorded offset (left by a crash between the two), so a line is
 never in two parts. A log that was rewritten (shorter, or a different first 64 kB) is ingested
-from the start again.
+from the start again, and so are tables a part of which is unreadable or missing (said with a
+``ColumnsRebuiltWarning``): they are derived, the log is the truth.
 
 **Step info as columns.** Each key of the steps' ``info`` becomes a column ``info_<key>`` of its
 own Arrow type (scalars, lists such as ``info_pos: list<int64>``, objects as structs), inferred by
@@ -50,7 +51,7 @@ import orjson
 
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused, migrate_record
 from exploreval.core._files import unique_tmp, write_atomic
-from exploreval.store._errors import StoreError, describe_os_error
+from exploreval.store._errors import ColumnsRebuiltWarning, StoreError, describe_os_error
 from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_issue
 
 if TYPE_CHECKING:
@@ -355,15 +356,26 @@ class RunColumns:
             )
         except OSError as exc:
             raise describe_os_error("read", log, exc) from exc
-        if (
-            state is None
-            or state.get("schema_version") != COLUMNS_SCHEMA_VERSION
-            or not same_head
-            or int(state.get("offset", 0)) > size
-        ):
+        current = (
+            state is not None
+            and state.get("schema_version") == COLUMNS_SCHEMA_VERSION
+            and same_head
+            and int(state.get("offset", 0)) <= size
+        )
+        damage = self._damage(int(state.get("offset", 0))) if current and state else None
+        if damage is not None:
+            import warnings
+
+            warnings.warn(
+                f"{damage}; the column tables of {self.run.path} were rebuilt from {log.name}",
+                ColumnsRebuiltWarning,
+                stacklevel=2,
+            )
+        if not current or damage is not None:
             stats.rebuilt = state is not None
             self._reset()
             state = {"offset": 0, "line": 0}
+        assert state is not None
         offset, line = int(state["offset"]), int(state["line"])
         known_issues: list[dict[str, Any]] = list(state.get("issues", []))
         if offset == size:
@@ -448,6 +460,32 @@ class RunColumns:
         ``MAX_STORED_ISSUES``)."""
         state = self._state() or {}
         return [LogIssue(int(i["line"]), str(i["message"])) for i in state.get("issues", [])]
+
+    def _damage(self, offset: int) -> str | None:
+        """What is wrong with the finished parts (those before ``offset``, the log bytes the
+        state says are in): one that is not a readable Parquet file (its footer is read, a few
+        kB), or one whose partner in the other table is gone; None when nothing is. Parts at or
+        past ``offset`` are a crash's leftovers or another sync's, which a sync drops anyway."""
+        import pyarrow.parquet as pq
+
+        kinds: dict[str, set[str]] = {}
+        for sub in (self.episodes_dir, self.steps_dir):
+            for part in sorted(sub.glob("part-*.parquet")) if sub.is_dir() else []:
+                try:
+                    start = int(part.stem.split("-", 1)[1])
+                except ValueError:
+                    continue
+                if start >= offset:
+                    continue
+                kinds.setdefault(part.name, set()).add(sub.name)
+                try:
+                    pq.read_metadata(part)
+                except Exception as exc:  # a truncated or foreign file: arrow says why
+                    return f"{part} is not a readable Parquet file ({exc})"
+        for name, present in sorted(kinds.items()):
+            for missing in sorted({self.episodes_dir.name, self.steps_dir.name} - present):
+                return f"{self.dir / missing / name} is missing"
+        return None
 
     def _drop_parts_from(self, offset: int) -> None:
         for sub in (self.episodes_dir, self.steps_dir):

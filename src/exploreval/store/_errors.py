@@ -10,6 +10,11 @@ class StoreError(RuntimeError):
     """A run directory could not be read or written."""
 
 
+class ColumnsRebuiltWarning(UserWarning):
+    """A run's column tables were damaged (a part unreadable or missing) and were rebuilt from
+    the log, which is the truth; nothing was lost, but the user should know it happened."""
+
+
 def describe_os_error(action: str, path: Path, exc: OSError) -> StoreError:
     """Turn an OSError into a message a user can act on."""
     if exc.errno == errno.ENOSPC:
