@@ -232,6 +232,28 @@ def test_the_cli_says_the_tables_were_rebuilt_on_stderr_only(run_dir: Path, tmp_
     assert part.name in done.stderr.replace("\n", "")
 
 
+def test_an_unreadable_results_file_is_left_out_of_the_views_and_said(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """A torn ``results.parquet`` must not stop queries of the episodes and steps: the results
+    view leaves it out (with a note naming the file and the command that writes it again)."""
+    from exploreval.analysis import score_run
+    from exploreval.store import UnreadableResultsWarning
+
+    path = _copy(run_dir, tmp_path)
+    score_run(RunDir(path))
+    scored = RunColumns(path).sql("select count(*) from results").fetchall()
+    (path / "results.parquet").write_bytes(b"torn")
+    with pytest.warns(UnreadableResultsWarning, match="exploreval score"):
+        con = open_columns([path])
+    assert con.sql("select count(*) from episodes").fetchall() == [(len(_records(path)),)]
+    views = {row[0] for row in con.sql("select view_name from duckdb_views()").fetchall()}
+    assert "results" not in views and "episodes" in views
+    with pytest.warns(UnreadableResultsWarning):  # score reads the views, then writes it again
+        score_run(RunDir(path))
+    assert RunColumns(path).sql("select count(*) from results").fetchall() == scored
+
+
 def test_several_runs_are_one_dataset(run_dir: Path, tmp_path: Path) -> None:
     a = _copy(run_dir, tmp_path / "a")
     b = _copy(run_dir, tmp_path / "b")

@@ -610,16 +610,17 @@ _tidy_help()
 
 
 def _show_notes() -> None:
-    """Warnings meant for the user (tables rebuilt from the log) as one ``note:`` line on
-    stderr, never on stdout, which may be a CSV; any other warning as Python shows it."""
+    """Warnings meant for the user (``store.RunNote``: tables rebuilt from the log, a results
+    file left out) as one ``note:`` line on stderr, never on stdout, which may be a CSV; any
+    other warning as Python shows it."""
     import warnings
 
     shown = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        from exploreval.store import ColumnsRebuiltWarning
+        from exploreval.store import RunNote
 
-        if issubclass(category, ColumnsRebuiltWarning):
+        if issubclass(category, RunNote):
             console.print(f"[yellow]note:[/] {escape(str(message))}", soft_wrap=True)
         else:
             shown(message, category, *args, **kwargs)

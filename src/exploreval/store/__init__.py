@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     )
     from exploreval.store._errors import (
         ColumnsRebuiltWarning,
+        RunNote,
         StoreError,
+        UnreadableResultsWarning,
         describe_os_error,
     )
     from exploreval.store._import_common import (
@@ -76,6 +78,8 @@ _EXPORTS: dict[str, str] = {
     "RunManifest": "._run",
     "RunStatus": "._run",
     "ColumnsRebuiltWarning": "._errors",
+    "RunNote": "._errors",
+    "UnreadableResultsWarning": "._errors",
     "StoreError": "._errors",
     "content_hash": "._blobs",
     "describe_os_error": "._errors",
@@ -113,6 +117,8 @@ __all__ = [
     "RunManifest",
     "RunStatus",
     "ColumnsRebuiltWarning",
+    "RunNote",
+    "UnreadableResultsWarning",
     "StoreError",
     "content_hash",
     "describe_os_error",

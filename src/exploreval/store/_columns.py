@@ -51,7 +51,12 @@ import orjson
 
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused, migrate_record
 from exploreval.core._files import unique_tmp, write_atomic
-from exploreval.store._errors import ColumnsRebuiltWarning, StoreError, describe_os_error
+from exploreval.store._errors import (
+    ColumnsRebuiltWarning,
+    StoreError,
+    UnreadableResultsWarning,
+    describe_os_error,
+)
 from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_issue
 
 if TYPE_CHECKING:
@@ -890,13 +895,33 @@ def register_views(
         f'semi join "{prefix}episodes" e on s.episode_id = e.episode_id and s.line = e.line'
         + (" and s.run_dir = e.run_dir" if label else "")
     )
-    scored = [r for r in runs if r.run.results_path.exists()]
+    scored = [r for r in runs if r.run.results_path.exists() and _readable_results(r.run)]
     if scored:
         listing = ", ".join(f"'{_quote(str(r.run.results_path))}'" for r in scored)
         con.sql(
             f'create or replace view "{prefix}results" as '
             f"select * from read_parquet([{listing}], union_by_name=true)"
         )
+
+
+def _readable_results(run: RunDir) -> bool:
+    """Whether ``results.parquet`` reads (its footer); if not, say so: the ``results`` view
+    leaves it out, rather than every query of the run failing on a file it may not use."""
+    import warnings
+
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(run.results_path)
+    except Exception as exc:  # torn, or not Parquet: arrow says why
+        warnings.warn(
+            f"{run.results_path} is not a readable Parquet file ({exc}); the results view leaves "
+            f"it out until `exploreval score {run.path}` writes it again",
+            UnreadableResultsWarning,
+            stacklevel=3,
+        )
+        return False
+    return True
 
 
 _EMPTY = {

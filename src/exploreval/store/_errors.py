@@ -10,9 +10,19 @@ class StoreError(RuntimeError):
     """A run directory could not be read or written."""
 
 
-class ColumnsRebuiltWarning(UserWarning):
+class RunNote(UserWarning):
+    """Something about a run that was handled, not fatal, but that the user should know (the
+    command line prints it as one ``note:`` line on stderr)."""
+
+
+class ColumnsRebuiltWarning(RunNote):
     """A run's column tables were damaged (a part unreadable or missing) and were rebuilt from
     the log, which is the truth; nothing was lost, but the user should know it happened."""
+
+
+class UnreadableResultsWarning(RunNote):
+    """A run's ``results.parquet`` cannot be read: queries leave it out until ``score`` writes
+    it again."""
 
 
 def describe_os_error(action: str, path: Path, exc: OSError) -> StoreError:
