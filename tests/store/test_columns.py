@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -252,6 +253,79 @@ def test_an_unreadable_results_file_is_left_out_of_the_views_and_said(
     with pytest.warns(UnreadableResultsWarning):  # score reads the views, then writes it again
         score_run(RunDir(path))
     assert RunColumns(path).sql("select count(*) from results").fetchall() == scored
+
+
+@pytest.fixture
+def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``make(path)`` -> the run at ``path`` seen through a read-only bind mount (a real
+    read-only file system, as an archived or shared sweep is); where this process may not
+    mount, the same path with ``RunDir.writable`` answering False (the only thing read)."""
+    import subprocess
+
+    mounts: list[Path] = []
+
+    def make(path: Path) -> Path:
+        target = tmp_path / f"ro-{len(mounts)}"
+        target.mkdir()
+        bind = subprocess.run(["mount", "--bind", str(path), str(target)], capture_output=True)
+        if bind.returncode == 0:
+            mounts.append(target)
+            remount = ["mount", "-o", "remount,bind,ro", str(target)]
+            if subprocess.run(remount, capture_output=True).returncode == 0:
+                assert not RunDir(target).writable()
+                return target
+        monkeypatch.setattr(RunDir, "writable", lambda self: False)
+        return path
+
+    yield make
+    for target in mounts:
+        subprocess.run(["umount", str(target)], capture_output=True)
+
+
+def _tree(path: Path) -> dict[str, int]:
+    return {str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*") if p.is_file()}
+
+
+def test_a_read_only_run_is_queried_and_scored_without_writing_to_it(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_only: Any
+) -> None:
+    """A sweep on a read-only file system: its tables go to the user's cache (named by the
+    run's path), ``score`` computes every metric and says it stored nothing, and not a byte of
+    the run changes."""
+    from exploreval.analysis import score_run
+    from exploreval.store import ReadOnlyRunWarning, columns_cache_root
+
+    monkeypatch.setenv("EXPLOREVAL_COLUMNS_CACHE", str(tmp_path / "cache"))
+    path = _copy(run_dir, tmp_path)
+    writable_copy = tmp_path / "writable"
+    shutil.copytree(path, writable_copy)
+    expected = score_run(RunDir(writable_copy)).table
+    before = _tree(path)
+    run = read_only(path)
+    cols = RunColumns(run)
+    assert cols.dir.parent == columns_cache_root() == tmp_path / "cache"
+    query = "select count(*), sum(n_steps) from episodes"
+    assert cols.sql(query).fetchall() == RunColumns(writable_copy).sql(query).fetchall()
+    with pytest.warns(ReadOnlyRunWarning, match="cannot be written to"):
+        result = score_run(RunDir(run))
+    assert not result.stored
+    pd.testing.assert_frame_equal(
+        result.table.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False
+    )
+    assert _tree(path) == before
+
+
+def test_a_read_only_run_with_current_tables_is_read_in_place(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_only: Any
+) -> None:
+    monkeypatch.setenv("EXPLOREVAL_COLUMNS_CACHE", str(tmp_path / "cache"))
+    path = _copy(run_dir, tmp_path)
+    RunColumns(path).sync()  # shipped with its tables
+    run = read_only(path)
+    cols = RunColumns(run)
+    assert cols.dir == run / "columns"
+    assert cols.sql("select count(*) from episodes").fetchall() == [(len(_records(path)),)]
+    assert not (tmp_path / "cache").exists()
 
 
 def test_several_runs_are_one_dataset(run_dir: Path, tmp_path: Path) -> None:

@@ -42,6 +42,9 @@ class ScoreResult:
     warnings: list[str] = field(default_factory=list)
     #: One identity row per errored episode (``identity_row``).
     error_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Whether results.parquet and tables/ hold these scores (False: not asked to write, or
+    #: the run cannot be written to).
+    stored: bool = True
 
     def forget_records(self) -> None:
         """Drop the records (a list's objects, or the spans of ``LazyRecords``): see
@@ -206,6 +209,18 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
     if not run.episodes_path.exists():
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
+    if write and not run.writable():
+        import warnings
+
+        from exploreval.store import ReadOnlyRunWarning
+
+        warnings.warn(
+            f"{run.path} cannot be written to: scored without storing results.parquet, tables/ "
+            "or the viewer index there (so each score computes them again)",
+            ReadOnlyRunWarning,
+            stacklevel=3,
+        )
+        write = False
     stamp = score_stamp(run, run_id)
     latest = latest_episodes(run)
     cached = _cached_result(run, stamp, latest, run_id)
@@ -225,6 +240,7 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
         index_done = start_viewer_index(run, len(latest.offsets))
 
     result = cached or score_streamed(run, latest, run_id, on_rows=write_rows)
+    result.stored = write or cached is not None
     result.issues = [*latest.issues, *result.issues]
     for name, table in _read_judged(run).items():
         result.tables.setdefault(name, table)

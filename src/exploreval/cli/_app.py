@@ -477,8 +477,9 @@ def score_cmd(
 
     summary = summary_table(result.table)
     print_table(out, summary, f"{run_dir}: {episodes} episodes", wide=wide)
+    where = RunDir(run_dir).results_path if result.stored else "not stored (read-only run)"
     out.print(
-        f"results: {RunDir(run_dir).results_path}  tables: {', '.join(sorted(result.tables)) or '-'}",
+        f"results: {where}  tables: {', '.join(sorted(result.tables)) or '-'}",
         markup=False,
         soft_wrap=True,
     )

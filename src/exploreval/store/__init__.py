@@ -18,10 +18,12 @@ if TYPE_CHECKING:
         LazyRecords,
         RunColumns,
         SyncStats,
+        columns_cache_root,
         open_columns,
     )
     from exploreval.store._errors import (
         ColumnsRebuiltWarning,
+        ReadOnlyRunWarning,
         RunNote,
         StoreError,
         UnreadableResultsWarning,
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "COLUMNS_SCHEMA_VERSION": "._columns",
     "RunColumns": "._columns",
+    "columns_cache_root": "._columns",
     "LazyRecords": "._columns",
     "ChainedRecords": "._columns",
     "SyncStats": "._columns",
@@ -78,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "RunManifest": "._run",
     "RunStatus": "._run",
     "ColumnsRebuiltWarning": "._errors",
+    "ReadOnlyRunWarning": "._errors",
     "RunNote": "._errors",
     "UnreadableResultsWarning": "._errors",
     "StoreError": "._errors",
@@ -96,6 +100,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
     "COLUMNS_SCHEMA_VERSION",
     "RunColumns",
+    "columns_cache_root",
     "SyncStats",
     "open_columns",
     "LazyRecords",
@@ -117,6 +122,7 @@ __all__ = [
     "RunManifest",
     "RunStatus",
     "ColumnsRebuiltWarning",
+    "ReadOnlyRunWarning",
     "RunNote",
     "UnreadableResultsWarning",
     "StoreError",

@@ -313,12 +313,49 @@ def _info_columns(infos: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return sorted(out)
 
 
+def columns_cache_root() -> Path:
+    """Where the tables of runs that cannot be written to are kept:
+    ``$EXPLOREVAL_COLUMNS_CACHE``, else ``$XDG_CACHE_HOME/exploreval/columns`` (``~/.cache``)."""
+    env = os.environ.get("EXPLOREVAL_COLUMNS_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "exploreval" / "columns"
+
+
+def _is_current(folder: Path, log: Path) -> bool:
+    """Whether the tables in ``folder`` hold the whole log, in this schema version."""
+    try:
+        state = json.loads((folder / STATE).read_text(encoding="utf-8"))
+        size = os.stat(log).st_size
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(state, dict)
+        and state.get("schema_version") == COLUMNS_SCHEMA_VERSION
+        and int(state.get("offset", -1)) == size
+    )
+
+
 class RunColumns:
     """The columnar tables of one run directory (module docstring)."""
 
     def __init__(self, run: RunDir | str | os.PathLike[str]) -> None:
         self.run = run if isinstance(run, RunDir) else RunDir(run)
-        self.dir = self.run.path / COLUMNS
+        self.dir = self._home()
+
+    def _home(self) -> Path:
+        """``RUN/columns``, unless the run cannot be written to and has no current tables of
+        its own: then a folder of the user's cache named by the run's absolute path
+        (``columns_cache_root()``), so a read-only run (an archive, a shared sweep) is queried
+        and scored like any other (docs/records.md, "Read-only runs")."""
+        local = self.run.path / COLUMNS
+        if self.run.writable() or not self.run.path.is_dir():
+            return local
+        if _is_current(local, self.run.episodes_path):
+            return local  # shipped with its tables, up to date: read them where they are
+        key = hashlib.sha256(str(self.run.path.resolve()).encode()).hexdigest()[:24]
+        return columns_cache_root() / key
 
     @property
     def episodes_dir(self) -> Path:

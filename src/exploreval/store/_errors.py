@@ -20,6 +20,10 @@ class ColumnsRebuiltWarning(RunNote):
     the log, which is the truth; nothing was lost, but the user should know it happened."""
 
 
+class ReadOnlyRunWarning(RunNote):
+    """A run that cannot be written to was scored without storing the scores in it."""
+
+
 class UnreadableResultsWarning(RunNote):
     """A run's ``results.parquet`` cannot be read: queries leave it out until ``score`` writes
     it again."""
@@ -32,7 +36,7 @@ def describe_os_error(action: str, path: Path, exc: OSError) -> StoreError:
     elif exc.errno in (errno.EACCES, errno.EPERM):
         why = "permission denied; choose another --out directory or fix its permissions"
     elif exc.errno == errno.EROFS:
-        why = "the file system is read-only"
+        why = "the file system is read-only; choose another --out directory on a writable one"
     else:
         why = exc.strerror or str(exc)
     return StoreError(f"cannot {action} {path}: {why}")

@@ -167,6 +167,18 @@ class RunDir:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
+    def writable(self) -> bool:
+        """Whether files can be written here: False for a run on a read-only file system (an
+        archived or shared sweep, a mounted dataset) or a directory this user may not write
+        to; readers then keep what they derive elsewhere (``RunColumns``) or do not store it
+        (``score``)."""
+        try:
+            if os.statvfs(self.path).f_flag & os.ST_RDONLY:
+                return False
+        except OSError:
+            return False
+        return os.access(self.path, os.W_OK)
+
     # -- creation and manifest ---------------------------------------------------
     def ensure(self) -> None:
         """Create the directory, failing early with a clear message if we cannot write."""
