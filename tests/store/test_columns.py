@@ -4,6 +4,7 @@ when the log or the schema changed. Runs are real (scripted agents on two suites
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -145,7 +146,9 @@ def test_a_crash_between_a_part_and_the_state_leaves_no_duplicate(
         real(state)
 
     monkeypatch.setattr(cols, "_write_state", crash_on_second)
-    with pytest.raises(OSError, match="killed"):
+    from exploreval.store import StoreError
+
+    with pytest.raises(StoreError, match="killed"):  # a failed write is said as a StoreError
         cols.sync(part_episodes=4)
     monkeypatch.setattr(cols, "_write_state", real)
     cols.sync(part_episodes=4)
@@ -279,7 +282,7 @@ def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     yield make
     for target in mounts:
-        subprocess.run(["umount", str(target)], capture_output=True)
+        subprocess.run(["umount", "--lazy", str(target)], capture_output=True)
 
 
 def _tree(path: Path) -> dict[str, int]:
@@ -326,6 +329,61 @@ def test_a_read_only_run_with_current_tables_is_read_in_place(
     assert cols.dir == run / "columns"
     assert cols.sql("select count(*) from episodes").fetchall() == [(len(_records(path)),)]
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_full_disk_stops_a_sync_with_the_reason_and_the_next_one_finishes(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run on a small file system (a real tmpfs where this process may mount one) that
+    fills up while the tables are written: the sync says the disk is full, leaves no
+    temporary file, and once space is freed the next sync ends with the same tables as a
+    sync on a roomy disk."""
+    import errno
+    import subprocess
+
+    from exploreval.store import StoreError
+
+    roomy = _copy(run_dir, tmp_path / "roomy")
+    expected = RunColumns(roomy).sql("select count(*), sum(n_steps) from episodes").fetchall()
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True
+        ).returncode
+        == 0
+    )
+    try:
+        path = disk / "run"
+        shutil.copytree(roomy, path, ignore=shutil.ignore_patterns("columns"))
+        filler = disk / "filler"
+        if mounted:
+            with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as fh:
+                while True:
+                    fh.write(b"\0" * 4096)
+        else:  # no mount here: the same failure, from Arrow's write
+            import pyarrow.parquet as pq
+
+            real = pq.write_table
+
+            def full(*args: Any, **kwargs: Any) -> None:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            monkeypatch.setattr(pq, "write_table", full)
+        cols = RunColumns(path)
+        with pytest.raises(StoreError, match="the disk is full"):
+            cols.sync(part_episodes=2)
+        leftovers = [p.name for p in (path / "columns").rglob("*") if p.name.endswith(".tmp")]
+        assert leftovers == []
+        if mounted:
+            filler.unlink()
+        else:
+            monkeypatch.setattr(pq, "write_table", real)
+        cols.sync(part_episodes=2)
+        assert cols.sql("select count(*), sum(n_steps) from episodes").fetchall() == expected
+    finally:
+        if mounted:
+            subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
 
 
 def test_several_runs_are_one_dataset(run_dir: Path, tmp_path: Path) -> None:

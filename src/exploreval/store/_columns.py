@@ -384,7 +384,17 @@ class RunColumns:
             (self.dir / STATE).unlink()
 
     def sync(self, *, part_episodes: int = PART_EPISODES) -> SyncStats:
-        """Bring the tables up to the log's last complete line; returns what was added."""
+        """Bring the tables up to the log's last complete line; returns what was added. A write
+        that fails (a full disk) raises ``StoreError`` saying why; what was in stays in, and
+        the next sync goes on from there."""
+        try:
+            return self._sync(part_episodes)
+        except StoreError:
+            raise
+        except OSError as exc:
+            raise describe_os_error("write the column tables in", self.dir, exc) from exc
+
+    def _sync(self, part_episodes: int) -> SyncStats:
         stats = SyncStats()
         log = self.run.episodes_path
         if not log.exists():
@@ -557,8 +567,11 @@ class RunColumns:
         name = f"part-{batch.start:016d}.parquet"
         for table, target in ((steps, self.steps_dir / name), (episodes, self.episodes_dir / name)):
             tmp = unique_tmp(target)
-            pq.write_table(table, tmp, compression="zstd")
-            os.replace(tmp, target)
+            try:
+                pq.write_table(table, tmp, compression="zstd")
+                os.replace(tmp, target)
+            finally:  # a full disk leaves no half-written temporary behind
+                tmp.unlink(missing_ok=True)
         stats.episodes += batch.n_episodes
         stats.steps += batch.n_steps
         stats.parts += 1
