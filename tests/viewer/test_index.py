@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exploreval.store import RunDir
@@ -240,7 +240,8 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=300)
+# the values are small (30 leaves at most): a slow draw is the machine being busy, not the test
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_json_values)
 def test_the_index_writes_the_json_values_json_dumps_would(value: object) -> None:
     """The list's columns are written by orjson, falling back to ``json.dumps``: the text may

@@ -388,11 +388,33 @@ class RunColumns:
         that fails (a full disk) raises ``StoreError`` saying why; what was in stays in, and
         the next sync goes on from there."""
         try:
-            return self._sync(part_episodes)
+            with self._sync_lock():
+                return self._sync(part_episodes)
         except StoreError:
             raise
         except OSError as exc:
             raise describe_os_error("write the column tables in", self.dir, exc) from exc
+
+    @contextlib.contextmanager
+    def _sync_lock(self) -> Iterator[None]:
+        """One sync of these tables at a time, across processes (``flock`` on
+        ``columns/.sync.lock``): a viewer, a score and a query of a run being written each sync
+        it, and two syncs at once removed each other's parts in flight. A sync that waited finds
+        the tables current and returns at once. Tables that cannot be written to (a read-only
+        run's own, current ones) are only read: no lock is needed or taken."""
+        import fcntl
+
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.dir / ".sync.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            yield  # not writable here: nothing to write, nothing to guard
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def _sync(self, part_episodes: int) -> SyncStats:
         stats = SyncStats()
