@@ -361,8 +361,7 @@ def latest_episodes(run: RunDir) -> _Latest:
     import pyarrow.compute as pc
 
     columns = RunColumns(run)
-    columns.sync()
-    con = columns.connect()
+    con = columns.connect()  # syncs first
     try:
         table = con.sql(
             "select e.log_offset, e.log_length, e.line, e.family, e.status = 'ok' as ok "

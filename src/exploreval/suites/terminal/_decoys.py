@@ -7,8 +7,8 @@ and cached next to the materialised work dir. ``inject`` only regenerates the te
 and checks them against the recorded SHA-256s, so a changed generator cannot silently change
 the decoys.
 
-A decoy set also records what it was verified against (``inputs_sha256``: the tests, the starting
-work dir, the test command and environment): a decoy that failed yesterday's tests proves nothing
+A decoy set also records what it was verified against (``inputs_sha256``: the task's folder, or
+its tests and work dir, its test command and environment): a decoy that failed yesterday's tests proves nothing
 about today's, so a set whose inputs changed is stale and rebuilt (or refused) like one whose
 solution changed.
 """
@@ -105,13 +105,14 @@ def verification_inputs_sha256(task: TerminalTask) -> str:
     return digest.hexdigest()
 
 
-def is_current(decoys: DecoySet, task: TerminalTask) -> bool:
-    """The set was verified for this solution, generator and these tests and starting files."""
+def is_current(decoys: DecoySet, task: TerminalTask, inputs: str | None = None) -> bool:
+    """The set was verified for this solution, generator and these tests and starting files
+    (``inputs``: the task's ``verification_inputs_sha256`` when the caller has it already)."""
     assert task.solution is not None
     return (
         decoys.solution_sha256 == sha256_text(task.solution)
         and decoys.generator_version == GENERATOR_VERSION
-        and decoys.inputs_sha256 == verification_inputs_sha256(task)
+        and decoys.inputs_sha256 == (inputs or verification_inputs_sha256(task))
     )
 
 
@@ -147,10 +148,11 @@ def load_decoys(task: TerminalTask, *, build: bool = True) -> DecoySet:
     if not task.solution:
         raise ValueError(f"task {task.id} has no gold solution: level 5 needs one")
     stale = False
+    inputs = verification_inputs_sha256(task)  # the task's files, read once for both sets
     for path in (_shipped_path(task), _cache_path(task)):
         if path is not None and path.is_file():
             decoys = DecoySet.model_validate_json(path.read_text())
-            if is_current(decoys, task):
+            if is_current(decoys, task, inputs):
                 return decoys
             stale = True
     if not build:
