@@ -81,7 +81,14 @@ def _resampled_means(
     instead of 14 ms). Only the random draws differ from index resampling, not the distribution.
     """
     n = sums.size
-    pairs, counts = np.unique(np.stack([sums, sizes], axis=1), axis=0, return_counts=True)
+    pairs, first, counts = np.unique(
+        np.stack([sums, sizes], axis=1), axis=0, return_index=True, return_counts=True
+    )
+    # categories in the order the values first appear, not sorted by value: sorted, the draws
+    # of ``d`` and of ``-d`` fell on different values, and a paired comparison's interval of
+    # B - A was not the mirror of A - B's (found by hypothesis: [-0.458, 0] against [0, 0.5])
+    order = np.argsort(first, kind="stable")
+    pairs, counts = pairs[order], counts[order]
     if len(pairs) * _DISTINCT_RATIO <= n:
         drawn = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
         ratio: npt.NDArray[np.float64] = (drawn @ pairs[:, 0]) / (drawn @ pairs[:, 1])
