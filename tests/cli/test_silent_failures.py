@@ -384,11 +384,11 @@ def test_a_bad_cache_row_is_a_miss(tmp_path: Path) -> None:
     assert again.get("k") is None and again.bad_rows == 1 and again.misses == 1
 
 
-@pytest.mark.parametrize("name", ["a[/]b", "x[bold]y", "c[red]d[/red]"])
-def test_markup_in_a_run_path_is_printed_verbatim_by_run_score_and_report(
-    tmp_path: Path, name: str
-) -> None:
-    """Without -q: the progress line, the summary, score's table title and report's paths."""
+def test_markup_in_a_run_path_is_printed_verbatim_by_run_score_and_report(tmp_path: Path) -> None:
+    """Without -q: the progress line, the summary, score's table title and report's paths.
+    One path holds the three kinds of markup rich would act on: a closing tag with nothing
+    open (MarkupError), a style that would vanish, and a pair that would colour what it holds."""
+    name = "a[/]b-x[bold]y-c[red]d[/red]"
     path = f"runs/{name}"
     run = cli("run", GRID, "--agent", "random", "--seeds", "0-1", "--out", path, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
