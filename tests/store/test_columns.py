@@ -215,6 +215,47 @@ def test_a_damaged_part_is_rebuilt_from_the_log_and_said(
         assert cols.sync().episodes == 0
 
 
+def test_a_sync_reads_again_only_the_footers_of_parts_that_changed(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every reader syncs, and every sync checks the finished parts: a footer found sound is
+    not read again while its part's size, mtime and inode stay; a part rewritten in place at
+    the same size (its footer damaged) is read, found and rebuilt."""
+    import time
+
+    import pyarrow.parquet as pq
+
+    from exploreval.store import ColumnsRebuiltWarning
+
+    path = _copy(run_dir, tmp_path)
+    monkeypatch.setattr(columns_module, "PART_EPISODES", 2)
+    cols = RunColumns(path)
+    cols.sync(part_episodes=2)
+    n_parts = len(list(cols.steps_dir.glob("part-*.parquet")))
+    assert n_parts >= 3
+    read: list[str] = []
+    real = pq.read_metadata
+
+    def counted(where: object, *args: object, **kwargs: object) -> object:
+        read.append(Path(str(where)).name)
+        return real(where, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_metadata", counted)
+    cols.sync()
+    assert len(read) == 2 * n_parts  # the first check reads every footer, of both tables
+    read.clear()
+    cols.sync()
+    assert read == []  # nothing changed: nothing read
+    victim = sorted(cols.steps_dir.glob("part-*.parquet"))[1]
+    data = victim.read_bytes()
+    time.sleep(0.05)  # past the file system's clock tick, as any later damage is
+    with open(victim, "r+b") as fh:  # same inode, same size: only the mtime tells
+        fh.write(data[:-8] + b"XXXXXXXX")
+    with pytest.warns(ColumnsRebuiltWarning, match=victim.name):
+        assert cols.sync().rebuilt
+    assert read == [victim.name]
+
+
 def test_the_cli_says_the_tables_were_rebuilt_on_stderr_only(run_dir: Path, tmp_path: Path) -> None:
     """``exploreval sql --format csv`` keeps its CSV clean: the note goes to stderr."""
     import subprocess
