@@ -7,7 +7,10 @@ episodes, ~16 kB of log each) unless DIR holds one, then runs each phase in a fr
 and prints its wall time and peak RSS (the process's own and its worker processes' largest):
 
 1. ``RunColumns.sync`` cold: the Parquet tables of episodes and steps from the log;
-2. ``score_run`` cold (tables synced): every metric, results.parquet, tables/, viewer index;
+2. ``score_run`` cold (tables synced, no chunk in the score cache): every metric,
+   results.parquet, tables/, viewer index;
+   ``rescore``: the same with every chunk of the map read from the score cache (what a score
+   of a grown sweep pays for its unchanged chunks; results.parquet and tables/ removed first);
 3. ``build_report`` after that score;
 4. the anchor: one per-agent aggregate (episodes, success rate, mean steps) read by DuckDB
    from the episode columns, and the same from ``results.parquet`` as ``report``/``compare``
@@ -42,6 +45,14 @@ PHASES = {
         "stats = RunColumns(RUN).sync(); print(stats.episodes, 'episodes', stats.steps, 'steps')"
     ),
     "score": (
+        "import shutil; from pathlib import Path; from exploreval.analysis import score_run\n"
+        "from exploreval.store import RunDir\n"
+        "Path(RUN, 'results.parquet').unlink(missing_ok=True)\n"
+        "shutil.rmtree(RUN + '/tables', ignore_errors=True)\n"
+        "shutil.rmtree(CACHE, ignore_errors=True)  # cold: no chunk kept by an earlier score\n"
+        "r = score_run(RunDir(RUN)); print(len(r.table), 'rows,', len(r.tables), 'tables')"
+    ),
+    "rescore": (
         "import shutil; from pathlib import Path; from exploreval.analysis import score_run\n"
         "from exploreval.store import RunDir\n"
         "Path(RUN, 'results.parquet').unlink(missing_ok=True)\n"
@@ -107,7 +118,11 @@ def run_phase(name: str, run: Path, out: Path) -> tuple[float, int, int, str, fl
     hypervisor took away say how loaded the host was, which wall time alone hides here."""
     import resource
 
-    code = f"RUN = {str(run)!r}; OUT = {str(out)!r}\n" + PHASES[name] + _FOOTER
+    cache = str(out.parent / "score-cache")
+    code = (
+        f"RUN = {str(run)!r}; OUT = {str(out)!r}; CACHE = {cache!r}\n"
+        "import os; os.environ['EXPLOREVAL_SCORE_CACHE'] = CACHE\n" + PHASES[name] + _FOOTER
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     ticks, stolen = _cpu_ticks()
     start = time.perf_counter()

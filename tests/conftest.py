@@ -1,5 +1,8 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +13,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 # Every figure a test draws is checked: a title, axis label or legend drawn over another fails
 # the test that drew it (exploreval.report._plotting.text_collisions).
 os.environ.setdefault("EXPLOREVAL_CHECK_FIGURES", "1")
+# Scores keep their chunks in the user's cache: the session's own, never the home's.
+_SCORE_CACHE = tempfile.mkdtemp(prefix="exploreval-score-cache-")
+os.environ["EXPLOREVAL_SCORE_CACHE"] = _SCORE_CACHE
+atexit.register(shutil.rmtree, _SCORE_CACHE, True)
 
 import _toy  # noqa: E402,F401 - registers the toy env used by spine tests
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from exploreval.analysis._mapcache import MapCache
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import (
@@ -45,6 +46,11 @@ class ScoreResult:
     #: Whether results.parquet and tables/ hold these scores (False: not asked to write, or
     #: the run cannot be written to).
     stored: bool = True
+    #: Chunks of the map (``CHUNK_EPISODES`` episodes each), and how many of them were read
+    #: back from the score cache rather than mapped (``_mapcache``); 0, 0 when results were
+    #: reused whole.
+    chunks: int = 0
+    chunks_cached: int = 0
 
     def forget_records(self) -> None:
         """Drop the records (a list's objects, or the spans of ``LazyRecords``): see
@@ -126,11 +132,13 @@ SCORE_META_VERSION = 1
 
 def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
     """What the stored results depend on: the log (size, modification time, a hash of its first
-    64 kB), the run id, the exploreval version, the registered metrics and condition labels, and
-    the TIDE window override of the environment. Any change means: compute again."""
+    64 kB), the run id, the exploreval version, the registered metrics and condition labels,
+    the TIDE window override of the environment and the metric code's source files (an edit
+    in an editable install keeps the version). Any change means: compute again."""
     import hashlib
 
     from exploreval import __version__
+    from exploreval.analysis._mapcache import code_fingerprint
     from exploreval.metrics import CONDITION_LABELS, METRIC_REGISTRY
     from exploreval.metrics._tide_tmax import ENV_VAR
 
@@ -147,7 +155,21 @@ def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
         "metrics": sorted(METRIC_REGISTRY.names()),
         "condition_labels": sorted(CONDITION_LABELS.names()),
         "tide_t_max": os.environ.get(ENV_VAR, ""),
+        "code": code_fingerprint(_metric_modules(METRIC_REGISTRY.values(), CONDITION_LABELS)),
     }
+
+
+def _metric_modules(entries: Any, labels: Any) -> list[str]:
+    """The modules the registered metrics and condition labels come from."""
+    modules: list[str] = []
+    functions = [f for e in entries for f in (e.fn, e.partial) if f is not None]
+    functions += labels.values()
+    for fn in functions:
+        if isinstance(fn, str):
+            modules.append(fn.split(":", 1)[0])
+        else:
+            modules.append(str(getattr(fn, "__module__", "") or ""))
+    return modules
 
 
 def _cached_result(
@@ -239,7 +261,7 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
             raise describe_os_error("write results to", run.path, exc) from exc
         index_done = start_viewer_index(run, len(latest.offsets))
 
-    result = cached or score_streamed(run, latest, run_id, on_rows=write_rows)
+    result = cached or score_streamed(run, latest, run_id, on_rows=write_rows, stamp=stamp)
     result.stored = write or cached is not None
     result.issues = [*latest.issues, *result.issues]
     for name, table in _read_judged(run).items():
@@ -414,7 +436,11 @@ RowsHook = Callable[[pd.DataFrame, pd.DataFrame], None]
 
 
 def score_streamed(
-    run: RunDir, latest: _Latest, run_id: str, on_rows: RowsHook | None = None
+    run: RunDir,
+    latest: _Latest,
+    run_id: str,
+    on_rows: RowsHook | None = None,
+    stamp: dict[str, Any] | None = None,
 ) -> ScoreResult:
     """Score the latest records one at a time (in worker processes on a large run): each
     record gives its results row and its run metrics' summaries and is dropped. Each chunk's
@@ -423,7 +449,9 @@ def score_streamed(
     (``reduce_run_tables``), and the rows are joined when no summary is left in this process.
     Memory holds one metric's summaries, or the rows, never the records (docs/records.md).
     ``on_rows`` is called once with the joined rows: during the reduce (which runs in a child
-    process) on a large run up to ``OVERLAP_UP_TO`` episodes, after it otherwise."""
+    process) on a large run up to ``OVERLAP_UP_TO`` episodes, after it otherwise. With the
+    run's ``stamp``, each chunk's map is kept in the user's score cache and a chunk whose bytes
+    and context are unchanged is read from it, not mapped again (``_mapcache``)."""
     from exploreval.metrics import RunPartials, run_key
 
     chunks = latest.chunks(CHUNK_EPISODES)
@@ -431,6 +459,9 @@ def score_streamed(
     log = str(run.episodes_path)
     issues: list[LogIssue] = []
     families: set[str] = set()
+    cache = MapCache.for_run(run.path, stamp) if stamp is not None else None
+    kept: list[str] = []
+    hits: list[bool] = []
     with _Spill() as spill:
 
         def take(part: _ChunkScore) -> None:
@@ -438,10 +469,13 @@ def score_streamed(
                 spill.put(key, payload)
             families.update(part.families)
             issues.extend(part.issues)
+            if part.cache_key:
+                kept.append(part.cache_key)
+            hits.append(part.from_cache)
 
         if workers <= 1 or len(chunks) <= 1:
             for chunk in chunks:
-                take(score_chunk(log, chunk, run_id))
+                take(score_chunk(log, chunk, run_id, cache))
         else:
             # fork: the workers inherit every metric registered in this process (a plugin's,
             # or one a script registered by hand), which a spawned worker would not see. They
@@ -449,9 +483,11 @@ def score_streamed(
             # idle between runs, so no lock is copied held. EXPLOREVAL_ANALYSIS_WORKERS=1
             # scores in-process.
             with bound_process_pool(workers, "fork") as pool:
-                parts = pool.map(score_chunk, [log] * len(chunks), chunks, [run_id] * len(chunks))
-                for part in parts:
+                n = len(chunks)
+                for part in pool.map(score_chunk, [log] * n, chunks, [run_id] * n, [cache] * n):
                     take(part)
+        if cache is not None:
+            cache.keep_only(kept)
         valid = _valid_only(latest.ok, issues, latest)
         # a run metric registered without a map side gets the records, streamed from the log
         seen = RunPartials()
@@ -500,6 +536,8 @@ def score_streamed(
         errors=latest.errors,
         run_id=run_id,
         error_table=error_table,
+        chunks=len(hits),
+        chunks_cached=sum(hits),
     )
 
 
@@ -673,10 +711,32 @@ class _ChunkScore:
     payloads: dict[str, bytes]
     families: set[str]
     issues: list[LogIssue]
+    #: The chunk's name in the score cache ('' when none is used).
+    cache_key: str = ""
+    #: Read back from the score cache, not mapped by this score.
+    from_cache: bool = False
 
 
-def score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -> _ChunkScore:
-    """Score the records at ``spans`` (offset, length, line) of the log: one worker task."""
+def score_chunk(
+    log: str, spans: Sequence[tuple[int, int, int]], run_id: str, cache: MapCache | None = None
+) -> _ChunkScore:
+    """Score the records at ``spans`` (offset, length, line) of the log: one worker task. With
+    a ``cache``, what an earlier score computed from the same bytes in the same context is read
+    back instead, and what this one computes is kept."""
+    if cache is None:
+        return _score_chunk(log, spans, run_id)
+    key = cache.key(log, spans)
+    part = cache.load(key)
+    if isinstance(part, _ChunkScore):
+        part.from_cache = True
+    else:
+        part = _score_chunk(log, spans, run_id)
+        cache.store(key, part)
+    part.cache_key = key
+    return part
+
+
+def _score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -> _ChunkScore:
     import pickle
 
     from pydantic import ValidationError

@@ -483,6 +483,14 @@ def score_cmd(
         markup=False,
         soft_wrap=True,
     )
+    if result.chunks_cached:
+        out.print(
+            f"map: {result.chunks_cached} of {result.chunks} chunks read back from the score "
+            f"cache (unchanged since the last score); {result.chunks - result.chunks_cached} "
+            "mapped",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("runs")
