@@ -324,3 +324,19 @@ def test_the_cli_says_how_much_of_the_map_came_from_the_cache(run: RunDir) -> No
     assert "score cache" not in score()  # nothing kept yet: everything mapped
     shutil.rmtree(run.tables_dir)  # results not reused whole: the map runs, from the cache
     assert "map: 1 of 1 chunks read back from the score cache" in score()
+
+
+def test_a_cache_that_cannot_be_written_is_said_once_and_the_score_is_right(
+    run: RunDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from exploreval.analysis import ScoreCacheWarning
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(_mapcache.ENV_VAR, str(blocker))
+    _restart(run, _lines(run)[: 2 * CHUNK])
+    with pytest.warns(ScoreCacheWarning, match="the score cache cannot be written") as caught:
+        got = score_run(run)
+    assert len([w for w in caught if w.category is ScoreCacheWarning]) == 1
+    assert "EXPLOREVAL_SCORE_CACHE" in str(caught[0].message)
+    _same(got, _cold(run, tmp_path, monkeypatch))

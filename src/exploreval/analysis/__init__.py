@@ -28,6 +28,7 @@ from exploreval.analysis._compare import (
     sign_test_p,
 )
 from exploreval.analysis._html import markdown_to_html, render_html
+from exploreval.analysis._mapcache import ScoreCacheWarning, score_cache_root
 from exploreval.analysis._score import (
     ScoreResult,
     episode_row,
@@ -47,6 +48,7 @@ __all__ = [
     "Comparison",
     "FlippedEpisode",
     "MetricDelta",
+    "ScoreCacheWarning",
     "ScoreResult",
     "bootstrap_mean_ci",
     "budget_notes",
@@ -62,6 +64,7 @@ __all__ = [
     "permutation_p",
     "render_html",
     "results_table",
+    "score_cache_root",
     "score_records",
     "score_run",
     "write_judged_tables",

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from exploreval.store import RunNote
+
 #: Bumped when what a chunk file holds changes shape: older files are then misses.
 FORMAT = 1
 _SUFFIX = ".chunk.zst"
@@ -96,6 +98,11 @@ def _source_files(top: str) -> list[Path]:
     return files
 
 
+class ScoreCacheWarning(RunNote):
+    """A score could not keep its chunks in the score cache: it is right, but the next score
+    of the run maps everything again (``EXPLOREVAL_SCORE_CACHE`` names an unusable place)."""
+
+
 @dataclass(frozen=True)
 class MapCache:
     """One run's chunk results in ``folder`` (picklable: each map worker gets a copy)."""
@@ -144,18 +151,21 @@ class MapCache:
             return None
         return value if (stored_format, stored_key) == (FORMAT, key) else None
 
-    def store(self, key: str, value: Any) -> None:
-        """Keep ``value`` under ``key``; a cache that cannot be written (a full disk, no home)
-        only means the next score maps this chunk again."""
+    def store(self, key: str, value: Any) -> str | None:
+        """Keep ``value`` under ``key``; None, or why it could not be kept (a full disk, a
+        folder that is a file): that only means the next score maps this chunk again."""
         import zstandard
 
         from exploreval.core._files import write_atomic
 
         payload = pickle.dumps((FORMAT, key, value), protocol=pickle.HIGHEST_PROTOCOL)
         data = zstandard.ZstdCompressor(level=3).compress(payload)
-        with contextlib.suppress(OSError):
+        try:
             Path(self.folder).mkdir(mode=0o700, parents=True, exist_ok=True)
             write_atomic(self._path(key), lambda tmp: Path(tmp).write_bytes(data))
+        except OSError as exc:
+            return f"{self.folder}: {exc.strerror or exc}"
+        return None
 
     def keep_only(self, keys: Iterable[str]) -> None:
         """Delete this run's chunk files but ``keys`` (the last score's): a run's cache is

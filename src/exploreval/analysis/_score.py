@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.analysis._mapcache import MapCache
+from exploreval.analysis._mapcache import ENV_VAR as CACHE_ENV_VAR
+from exploreval.analysis._mapcache import MapCache, ScoreCacheWarning
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import (
@@ -462,6 +463,7 @@ def score_streamed(
     cache = MapCache.for_run(run.path, stamp) if stamp is not None else None
     kept: list[str] = []
     hits: list[bool] = []
+    cache_errors: list[str] = []
     with _Spill() as spill:
 
         def take(part: _ChunkScore) -> None:
@@ -472,6 +474,8 @@ def score_streamed(
             if part.cache_key:
                 kept.append(part.cache_key)
             hits.append(part.from_cache)
+            if part.cache_error and not cache_errors:
+                cache_errors.append(part.cache_error)
 
         if workers <= 1 or len(chunks) <= 1:
             for chunk in chunks:
@@ -488,6 +492,16 @@ def score_streamed(
                     take(part)
         if cache is not None:
             cache.keep_only(kept)
+        if cache_errors:
+            import warnings
+
+            warnings.warn(
+                f"the score cache cannot be written ({cache_errors[0]}): {run.path} was scored, "
+                f"but its next score maps every episode again; set {CACHE_ENV_VAR} to a "
+                "writable folder of your own, or to 'off'",
+                ScoreCacheWarning,
+                stacklevel=3,
+            )
         valid = _valid_only(latest.ok, issues, latest)
         # a run metric registered without a map side gets the records, streamed from the log
         seen = RunPartials()
@@ -715,6 +729,8 @@ class _ChunkScore:
     cache_key: str = ""
     #: Read back from the score cache, not mapped by this score.
     from_cache: bool = False
+    #: Why this chunk could not be kept in the score cache ('' when it was, or none is used).
+    cache_error: str = ""
 
 
 def score_chunk(
@@ -731,7 +747,7 @@ def score_chunk(
         part.from_cache = True
     else:
         part = _score_chunk(log, spans, run_id)
-        cache.store(key, part)
+        part.cache_error = cache.store(key, part) or ""
     part.cache_key = key
     return part
 
