@@ -184,11 +184,16 @@ KILLED_RUN = textwrap.dedent(
     import _lifecycle_envs as life
     life.register_lifecycle_envs()
     from exploreval.runner import run_experiment, spec_from_dict
+    import threading
     original = life._hold
+    printing = threading.Lock()
     def report(env):
         original(env)
         path, pid = life.HELD[id(env)]
-        print(path, pid, flush=True)
+        # envs reset in worker threads: one locked write, or two lines can interleave
+        with printing:
+            sys.stdout.write(f"{{path}} {{pid}}\\n")
+            sys.stdout.flush()
     life._hold = report
     run_experiment(spec_from_dict({{
         "suites": [{{"env_id": "life/Blocking-v0", "seeds": "0-1",
