@@ -67,9 +67,9 @@ def mapped(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = _score._score_chunk
 
-    def counted(log: str, spans: Any, run_id: str) -> Any:
+    def counted(log: str, spans: Any, run_id: str, lines: Any = None) -> Any:
         calls.append(len(spans))
-        return real(log, spans, run_id)
+        return real(log, spans, run_id, lines)
 
     monkeypatch.setattr(_score, "_score_chunk", counted)
     return calls
@@ -156,10 +156,10 @@ def test_a_killed_score_resumes_from_its_finished_chunks(
     _restart(run, lines)
     real = _score._score_chunk
 
-    def dies_on_the_third(log: str, spans: Any, run_id: str) -> Any:
+    def dies_on_the_third(log: str, spans: Any, run_id: str, lines: Any = None) -> Any:
         if len(mapped) == 2:
             raise KeyboardInterrupt
-        return real(log, spans, run_id)
+        return real(log, spans, run_id, lines)
 
     with monkeypatch.context() as m:
         m.setattr(_score, "_score_chunk", dies_on_the_third)
@@ -340,3 +340,50 @@ def test_a_cache_that_cannot_be_written_is_said_once_and_the_score_is_right(
     assert len([w for w in caught if w.category is ScoreCacheWarning]) == 1
     assert "EXPLOREVAL_SCORE_CACHE" in str(caught[0].message)
     _same(got, _cold(run, tmp_path, monkeypatch))
+
+
+def test_an_upgraded_numeric_library_maps_everything_again(
+    run: RunDir, mapped: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk depends on the code that computed it beyond exploreval's own: a pandas or numpy
+    upgrade (a column typed otherwise, a mean rounded otherwise) is a miss, not a stale row."""
+    _restart(run, _lines(run)[: 2 * CHUNK])
+    score_run(run)
+    versions = _mapcache.runtime_versions()
+    assert {"python", "numpy", "pandas", "pyarrow", "pydantic"} <= set(versions)
+    assert all(versions.values())  # each is installed here, and read
+    shutil.rmtree(run.tables_dir)
+    mapped.clear()
+    score_run(run)
+    assert mapped == []  # same runtime: every chunk read back
+    monkeypatch.setattr(_mapcache, "runtime_versions", lambda: {**versions, "pandas": "9.9"})
+    shutil.rmtree(run.tables_dir)
+    mapped.clear()
+    score_run(run)
+    assert mapped == [CHUNK, CHUNK]
+
+
+@pytest.mark.parametrize("value", ["four", "-1", "nan", "inf"])
+def test_a_cache_limit_that_is_not_a_size_is_said_and_the_default_holds(
+    run: RunDir, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in ``EXPLOREVAL_SCORE_CACHE_GB`` must not pass unnoticed: said once, naming the
+    variable and its value; the default limit holds (the other runs' chunks stay)."""
+    from exploreval.analysis import ScoreCacheWarning
+
+    _restart(run, _lines(run)[:CHUNK])
+    ours = _mapcache.MapCache.for_run(run.path, {})
+    assert ours is not None
+    other = Path(ours.folder).parent / "another-run"
+    other.mkdir(parents=True)
+    (other / f"{'0' * 64}.chunk.zst").write_bytes(b"x" * 4000)
+    monkeypatch.setenv(_mapcache.LIMIT_ENV_VAR, value)
+    with pytest.warns(ScoreCacheWarning) as caught:
+        score_run(run)
+    said = [str(w.message) for w in caught if w.category is ScoreCacheWarning]
+    assert len(said) == 1
+    assert f"EXPLOREVAL_SCORE_CACHE_GB={value!r}" in said[0] and "4 GB" in said[0]
+    assert other.is_dir()  # 4 GB holds it
+    assert _mapcache.cache_limit_bytes() == (4e9, said[0])
+    monkeypatch.setenv(_mapcache.LIMIT_ENV_VAR, " 0.5 ")
+    assert _mapcache.cache_limit_bytes() == (0.5e9, "")

@@ -21,9 +21,11 @@ an episode).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import pickle
 import struct
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from exploreval.core import user_cache_dir
 from exploreval.store import RunNote
 
 #: Bumped when what a chunk file holds changes shape: older files are then misses.
@@ -49,13 +52,25 @@ DEFAULT_LIMIT_GB = 4.0
 def score_cache_root() -> Path | None:
     """``$EXPLOREVAL_SCORE_CACHE``, else ``$XDG_CACHE_HOME/exploreval/score`` (``~/.cache``);
     None when the variable says ``off``."""
-    env = os.environ.get(ENV_VAR, "")
-    if env.lower() == "off":
+    if os.environ.get(ENV_VAR, "").lower() == "off":
         return None
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "exploreval" / "score"
+    return user_cache_dir("score", ENV_VAR)
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_versions() -> dict[str, str]:
+    """Python's and the numeric libraries' versions: a chunk mapped before an upgrade of one
+    of them (a pandas that types a column differently, a numpy that rounds a mean otherwise)
+    is a miss, not a row computed by other code."""
+    from importlib import metadata
+
+    versions = {"python": sys.version.split()[0]}
+    for package in ("numpy", "pandas", "pyarrow", "pydantic"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = ""
+    return versions
 
 
 def code_fingerprint(modules: Iterable[str]) -> str:
@@ -121,16 +136,15 @@ class MapCache:
             return None
         name = hashlib.sha256(str(run_path.resolve()).encode()).hexdigest()[:24]
         context = {k: v for k, v in stamp.items() if not k.startswith("log_")}
+        context["runtime"] = runtime_versions()
         return cls(str(root / name), json.dumps(context, sort_keys=True))
 
-    def key(self, log: str, spans: Sequence[tuple[int, int, int]]) -> str:
-        """The hash of the chunk's context, spans and bytes (the log is read span by span)."""
+    def key(self, spans: Sequence[tuple[int, int, int]], lines: Sequence[bytes]) -> str:
+        """The hash of the chunk's context, its spans and the bytes ``lines`` read at them."""
         digest = hashlib.sha256(f"{FORMAT}\0{self.context}\0".encode())
-        with open(log, "rb") as fh:
-            for offset, length, line in spans:
-                digest.update(struct.pack("<qqq", offset, length, line))
-                fh.seek(offset)
-                digest.update(fh.read(length))
+        for (offset, length, line), raw in zip(spans, lines, strict=True):
+            digest.update(struct.pack("<qqq", offset, length, line))
+            digest.update(raw)
         return digest.hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -167,11 +181,11 @@ class MapCache:
             return f"{self.folder}: {exc.strerror or exc}"
         return None
 
-    def keep_only(self, keys: Iterable[str]) -> None:
+    def keep_only(self, keys: Iterable[str]) -> str:
         """Delete this run's chunk files but ``keys`` (the last score's): a run's cache is
         never more than one score's worth. Then, if the whole cache is past its limit
         (``EXPLOREVAL_SCORE_CACHE_GB``), the other runs' folders go, least recently scored
-        first."""
+        first. Returns what is wrong with the limit's variable ('' when nothing is)."""
         wanted = {f"{k}{_SUFFIX}" for k in keys}
         folder = Path(self.folder)
         with contextlib.suppress(OSError):
@@ -179,19 +193,33 @@ class MapCache:
                 if path.name.endswith(_SUFFIX) and path.name not in wanted:
                     path.unlink(missing_ok=True)
             os.utime(folder)  # scored now: the last folder to go
-        _prune(folder.parent, keep=folder.name)
+        limit, problem = cache_limit_bytes()
+        _prune(folder.parent, keep=folder.name, limit=limit)
+        return problem
 
 
-def _limit_bytes() -> float:
+def cache_limit_bytes() -> tuple[float, str]:
+    """The whole score cache's size limit in bytes (``EXPLOREVAL_SCORE_CACHE_GB``), and what
+    is wrong with the variable when it is not a size: then the default holds, and the caller
+    says so (a typo must not go unnoticed, nor empty or grow the cache unbounded)."""
+    raw = os.environ.get(LIMIT_ENV_VAR, "").strip()
+    if not raw:
+        return DEFAULT_LIMIT_GB * 1e9, ""
     try:
-        return float(os.environ.get(LIMIT_ENV_VAR, DEFAULT_LIMIT_GB)) * 1e9
+        gb = float(raw)
     except ValueError:
-        return DEFAULT_LIMIT_GB * 1e9
+        gb = math.nan
+    if not (math.isfinite(gb) and gb >= 0):
+        return DEFAULT_LIMIT_GB * 1e9, (
+            f"{LIMIT_ENV_VAR}={raw!r} is not a size in gigabytes (a number, 0 or more); "
+            f"the default, {DEFAULT_LIMIT_GB:g} GB, was used"
+        )
+    return gb * 1e9, ""
 
 
-def _prune(root: Path, keep: str) -> None:
+def _prune(root: Path, keep: str, limit: float) -> None:
     """Remove whole run folders of ``root``, least recently scored first, until the cache is
-    within its limit; ``keep`` (the run just scored) is never removed."""
+    within ``limit`` bytes; ``keep`` (the run just scored) is never removed."""
     import shutil
 
     folders: list[tuple[float, int, Path]] = []
@@ -204,7 +232,6 @@ def _prune(root: Path, keep: str) -> None:
             total += size
             if folder.name != keep:
                 folders.append((folder.stat().st_mtime, size, folder))
-    limit = _limit_bytes()
     for _, size, folder in sorted(folders, key=lambda f: f[0]):
         if total <= limit:
             break

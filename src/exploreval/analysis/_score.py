@@ -491,7 +491,11 @@ def score_streamed(
                 for part in pool.map(score_chunk, [log] * n, chunks, [run_id] * n, [cache] * n):
                     take(part)
         if cache is not None:
-            cache.keep_only(kept)
+            limit_problem = cache.keep_only(kept)
+            if limit_problem:
+                import warnings
+
+                warnings.warn(limit_problem, ScoreCacheWarning, stacklevel=3)
         if cache_errors:
             import warnings
 
@@ -741,18 +745,36 @@ def score_chunk(
     back instead, and what this one computes is kept."""
     if cache is None:
         return _score_chunk(log, spans, run_id)
-    key = cache.key(log, spans)
+    lines = _read_spans(log, spans)
+    key = cache.key(spans, lines)
     part = cache.load(key)
     if isinstance(part, _ChunkScore):
         part.from_cache = True
     else:
-        part = _score_chunk(log, spans, run_id)
+        part = _score_chunk(log, spans, run_id, lines)
         part.cache_error = cache.store(key, part) or ""
     part.cache_key = key
     return part
 
 
-def _score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -> _ChunkScore:
+def _read_spans(log: str, spans: Sequence[tuple[int, int, int]]) -> list[bytes]:
+    """The bytes at each span of the log (one chunk's lines: about 16 MB at most)."""
+    with open(log, "rb") as fh:
+        out = []
+        for offset, length, _line in spans:
+            fh.seek(offset)
+            out.append(fh.read(length))
+        return out
+
+
+def _score_chunk(
+    log: str,
+    spans: Sequence[tuple[int, int, int]],
+    run_id: str,
+    lines: Sequence[bytes] | None = None,
+) -> _ChunkScore:
+    """Map one chunk: its lines are ``lines`` when already read (to key the cache), else read
+    from the log span by span."""
     import pickle
 
     from pydantic import ValidationError
@@ -766,9 +788,13 @@ def _score_chunk(log: str, spans: Sequence[tuple[int, int, int]], run_id: str) -
     partials = RunPartials()
     issues: list[LogIssue] = []
     with gc_paused(), open(log, "rb") as fh:
-        for offset, length, line in spans:
-            fh.seek(offset)
-            data = parse_log_line(fh.read(length), line, issues)
+        for index, (offset, length, line) in enumerate(spans):
+            if lines is None:
+                fh.seek(offset)
+                raw = fh.read(length)
+            else:
+                raw = lines[index]
+            data = parse_log_line(raw, line, issues)
             if data is None:
                 continue
             try:

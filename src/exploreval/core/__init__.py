@@ -26,7 +26,12 @@ if TYPE_CHECKING:
         extra_problem,
         require_extra,
     )
-    from exploreval.core._files import unique_tmp, write_atomic, write_text_atomic
+    from exploreval.core._files import (
+        unique_tmp,
+        user_cache_dir,
+        write_atomic,
+        write_text_atomic,
+    )
     from exploreval.core._gym import register_all_with_gymnasium
     from exploreval.core._ids import canonical_json, content_key, episode_id, stable_hash
     from exploreval.core._info import StepInfo, validate_info
@@ -184,6 +189,7 @@ _EXPORTS: dict[str, str] = {
     "utcnow": "._records",
     "validate_info": "._info",
     "unique_tmp": "._files",
+    "user_cache_dir": "._files",
     "write_atomic": "._files",
     "write_text_atomic": "._files",
 }
@@ -273,6 +279,7 @@ __all__ = [
     "utcnow",
     "validate_info",
     "unique_tmp",
+    "user_cache_dir",
     "write_atomic",
     "write_text_atomic",
 ]

@@ -94,3 +94,15 @@ def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """``write_atomic`` for a UTF-8 text."""
     write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def user_cache_dir(name: str, env_var: str) -> Path:
+    """Where exploreval keeps one kind of per-user cache: ``$<env_var>`` if set, else
+    ``$XDG_CACHE_HOME/exploreval/<name>`` (``~/.cache`` without it). One rule for every cache
+    (images, task templates, TextWorld games, run tables, score chunks), so a user who moves
+    one knows how to move them all."""
+    env = os.environ.get(env_var)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "exploreval" / name

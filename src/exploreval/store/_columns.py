@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused, migrate_record
-from exploreval.core._files import unique_tmp, write_atomic
+from exploreval.core._files import unique_tmp, user_cache_dir, write_atomic
 from exploreval.store._errors import (
     ColumnsRebuiltWarning,
     StoreError,
@@ -320,11 +320,7 @@ def _info_columns(infos: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 def columns_cache_root() -> Path:
     """Where the tables of runs that cannot be written to are kept:
     ``$EXPLOREVAL_COLUMNS_CACHE``, else ``$XDG_CACHE_HOME/exploreval/columns`` (``~/.cache``)."""
-    env = os.environ.get("EXPLOREVAL_COLUMNS_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "exploreval" / "columns"
+    return user_cache_dir("columns", "EXPLOREVAL_COLUMNS_CACHE")
 
 
 def _is_current(folder: Path, log: Path) -> bool:

@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from exploreval.core import user_cache_dir
 from exploreval.suites.task2quiz._planner import Goal
 from exploreval.suites.task2quiz._world import World
 
@@ -29,11 +30,7 @@ _TW_VERSION_KEY = "textworld"
 
 def default_cache_dir() -> Path:
     """``$EXPLOREVAL_TEXTWORLD_CACHE`` or ``$XDG_CACHE_HOME/exploreval/textworld``."""
-    env = os.environ.get("EXPLOREVAL_TEXTWORLD_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "exploreval" / "textworld"
+    return user_cache_dir("textworld", "EXPLOREVAL_TEXTWORLD_CACHE")
 
 
 def make_game_maker(world: World) -> tuple[Any, dict[str, Any]]:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from exploreval.core import spawn_tied
+from exploreval.core import spawn_tied, user_cache_dir
 from exploreval.suites.terminal._bases import Base, BaseRefused, map_base
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
@@ -148,11 +148,7 @@ class BuiltImage:
 
 
 def images_root() -> Path:
-    env = os.environ.get("EXPLOREVAL_IMAGE_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "exploreval" / "images"
+    return user_cache_dir("images", "EXPLOREVAL_IMAGE_CACHE")
 
 
 # -- static checks (load time) -------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from exploreval.core import user_cache_dir
 from exploreval.suites.terminal._bwrap_check import run_sandboxed
 from exploreval.suites.terminal._compose import ComposeService, read_compose
 from exploreval.suites.terminal._contract import ImageRecipe, TerminalTask
@@ -48,11 +49,7 @@ _KINDS = ("file", "text", "script", "git", "swe", "api")
 
 def cache_root() -> Path:
     """Where materialised work-dir templates and tests live (``EXPLOREVAL_TERMINAL_CACHE``)."""
-    env = os.environ.get("EXPLOREVAL_TERMINAL_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "exploreval" / "terminal-tasks"
+    return user_cache_dir("terminal-tasks", "EXPLOREVAL_TERMINAL_CACHE")
 
 
 def _tree_hash(root: Path) -> str:
