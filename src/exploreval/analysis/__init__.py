@@ -30,6 +30,7 @@ from exploreval.analysis._compare import (
 from exploreval.analysis._html import markdown_to_html, render_html
 from exploreval.analysis._mapcache import ScoreCacheWarning, score_cache_root
 from exploreval.analysis._score import (
+    ScoreProgress,
     ScoreResult,
     episode_row,
     identity_row,
@@ -49,6 +50,7 @@ __all__ = [
     "FlippedEpisode",
     "MetricDelta",
     "ScoreCacheWarning",
+    "ScoreProgress",
     "ScoreResult",
     "bootstrap_mean_ci",
     "budget_notes",

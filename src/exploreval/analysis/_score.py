@@ -216,7 +216,16 @@ def _cached_result(
     )
 
 
-def score_run(run: RunDir, write: bool = True) -> ScoreResult:
+#: What a score tells whoever watches it: ``(stage, done, total)``. Stages, in order:
+#: ``"columns"`` (syncing the run's column tables: done and total are None), ``"map"`` (done
+#: of total episodes mapped or read back from the score cache, once per chunk) and
+#: ``"tables"`` (reducing the run tables and writing them: None, None).
+ScoreProgress = Callable[[str, int | None, int | None], None]
+
+
+def score_run(
+    run: RunDir, write: bool = True, *, progress: ScoreProgress | None = None
+) -> ScoreResult:
     """Score a run directory from its log alone; writes results.parquet and tables/.
 
     Scoring is a pure function of the log, so the stored results are reused when they were
@@ -225,10 +234,10 @@ def score_run(run: RunDir, write: bool = True) -> ScoreResult:
     draw from ``tables`` rather than compute them again. The records are always read (sections
     draw from them too). The garbage collector is paused meanwhile (``gc_paused``)."""
     with gc_paused():
-        return _score_run(run, write)
+        return _score_run(run, write, progress)
 
 
-def _score_run(run: RunDir, write: bool) -> ScoreResult:
+def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) -> ScoreResult:
     if not run.episodes_path.exists():
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
@@ -245,6 +254,8 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
         )
         write = False
     stamp = score_stamp(run, run_id)
+    if progress is not None:
+        progress("columns", None, None)
     latest = latest_episodes(run)
     cached = _cached_result(run, stamp, latest, run_id)
     index_done: Callable[[], str | None] | None = None
@@ -262,7 +273,9 @@ def _score_run(run: RunDir, write: bool) -> ScoreResult:
             raise describe_os_error("write results to", run.path, exc) from exc
         index_done = start_viewer_index(run, len(latest.offsets))
 
-    result = cached or score_streamed(run, latest, run_id, on_rows=write_rows, stamp=stamp)
+    result = cached or score_streamed(
+        run, latest, run_id, on_rows=write_rows, stamp=stamp, progress=progress
+    )
     result.stored = write or cached is not None
     result.issues = [*latest.issues, *result.issues]
     for name, table in _read_judged(run).items():
@@ -442,6 +455,7 @@ def score_streamed(
     run_id: str,
     on_rows: RowsHook | None = None,
     stamp: dict[str, Any] | None = None,
+    progress: ScoreProgress | None = None,
 ) -> ScoreResult:
     """Score the latest records one at a time (in worker processes on a large run): each
     record gives its results row and its run metrics' summaries and is dropped. Each chunk's
@@ -464,6 +478,10 @@ def score_streamed(
     kept: list[str] = []
     hits: list[bool] = []
     cache_errors: list[str] = []
+    total = len(latest.offsets)
+    done = 0
+    if progress is not None:
+        progress("map", 0, total)
     with _Spill() as spill:
 
         def take(part: _ChunkScore) -> None:
@@ -476,6 +494,10 @@ def score_streamed(
             hits.append(part.from_cache)
             if part.cache_error and not cache_errors:
                 cache_errors.append(part.cache_error)
+            nonlocal done
+            done += part.episodes
+            if progress is not None:
+                progress("map", done, total)
 
         if workers <= 1 or len(chunks) <= 1:
             for chunk in chunks:
@@ -490,6 +512,8 @@ def score_streamed(
                 n = len(chunks)
                 for part in pool.map(score_chunk, [log] * n, chunks, [run_id] * n, [cache] * n):
                     take(part)
+        if progress is not None:
+            progress("tables", None, None)
         if cache is not None:
             limit_problem = cache.keep_only(kept)
             if limit_problem:
@@ -735,6 +759,8 @@ class _ChunkScore:
     from_cache: bool = False
     #: Why this chunk could not be kept in the score cache ('' when it was, or none is used).
     cache_error: str = ""
+    #: How many latest records the chunk held (its spans: ok, errored or unreadable).
+    episodes: int = 0
 
 
 def score_chunk(
@@ -744,16 +770,19 @@ def score_chunk(
     a ``cache``, what an earlier score computed from the same bytes in the same context is read
     back instead, and what this one computes is kept."""
     if cache is None:
-        return _score_chunk(log, spans, run_id)
-    lines = _read_spans(log, spans)
-    key = cache.key(spans, lines)
-    part = cache.load(key)
-    if isinstance(part, _ChunkScore):
-        part.from_cache = True
+        part = _score_chunk(log, spans, run_id)
     else:
-        part = _score_chunk(log, spans, run_id, lines)
-        part.cache_error = cache.store(key, part) or ""
-    part.cache_key = key
+        lines = _read_spans(log, spans)
+        key = cache.key(spans, lines)
+        stored = cache.load(key)
+        if isinstance(stored, _ChunkScore):
+            part = stored
+            part.from_cache = True
+        else:
+            part = _score_chunk(log, spans, run_id, lines)
+            part.cache_error = cache.store(key, part) or ""
+        part.cache_key = key
+    part.episodes = len(spans)
     return part
 
 
