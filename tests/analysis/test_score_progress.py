@@ -101,3 +101,20 @@ def test_the_cli_shows_the_score_on_a_terminal_and_keeps_pipes_clean(run: RunDir
     assert "scoring episodes" in live.stderr and "8/8" in live.stderr
     assert "scoring episodes" not in live.stdout  # the table's stream stays the table
     assert "8 episodes" in live.stdout
+
+
+def test_a_report_says_its_runs_score_then_the_report(run: RunDir, tmp_path: Path) -> None:
+    from exploreval.analysis import build_report
+
+    said: list[tuple[str, int | None, int | None]] = []
+    build_report(run, tmp_path / "report", progress=lambda *a: said.append(a))
+    assert said[-1] == ("report", None, None)
+    _check(said[:-1], 8)  # the run's score, as score_run says it
+    live = subprocess.run(
+        [sys.executable, "-m", "exploreval", "report", str(run.path), "--out", str(tmp_path / "r2")],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"},
+    )  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    assert "writing the report" in live.stderr and "writing the report" not in live.stdout
+    assert (tmp_path / "r2" / "report.md").is_file()

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exploreval.analysis._score import ScoreResult, score_run
+from exploreval.analysis._score import ScoreProgress, ScoreResult, score_run
 from exploreval.analysis._stats import bootstrap_mean_ci
 from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.report import ReportSection, episode_link, report_plugins
@@ -556,8 +556,10 @@ def build_report(
     out_dir: Path | None = None,
     *,
     html: bool = True,
+    progress: ScoreProgress | None = None,
 ) -> Path:
     """Score the run(s), write report.md (+ index.html) and figures; return report.md's path.
+    ``progress`` hears each run's score (``score_run``), then ``("report", None, None)``.
 
     Several runs share one report; by default it goes to ``report-<names>`` in the first run's
     directory (:func:`default_report_dir`), never over a run's own ``report/``.
@@ -571,7 +573,9 @@ def build_report(
     # (2 s per 10,000 episodes). Emptying matters: matplotlib's parser keeps exceptions whose
     # tracebacks reach this call's frames, which would otherwise hold the records until then.
     with gc_paused():
-        results = [(run.read_manifest(), score_run(run)) for run in run_list]
+        results = [(run.read_manifest(), score_run(run, progress=progress)) for run in run_list]
+        if progress is not None:
+            progress("report", None, None)
         try:
             return _build_report(run_list, results, out_dir, html)
         finally:

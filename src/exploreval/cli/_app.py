@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,11 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from exploreval import __version__
+from exploreval.cli._progress import score_progress
 from exploreval.cli._tables import print_listing
 from exploreval.core import OPTIONS_BY_NAME, RUN_OPTIONS, RunOption
 
 if TYPE_CHECKING:
-    from exploreval.analysis import ScoreProgress
     from exploreval.runner import ExperimentSpec, RunSummary
 
 
@@ -389,7 +387,8 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
         from exploreval.analysis import build_report
         from exploreval.store import RunDir
 
-        path = build_report(RunDir(out_dir))
+        with score_progress(console) as progress:
+            path = build_report(RunDir(out_dir), progress=progress)
         _print_outputs(path, out_dir)
     else:  # the report's scoring does it otherwise: `exploreval view` opens from the index
         from exploreval.viewer import refresh_index
@@ -447,7 +446,7 @@ def score_cmd(
 
     # the records are not needed past scoring: freed before the collector resumes, so that it
     # never walks them (exploreval.core.gc_paused; seconds per 10,000 episodes)
-    with gc_paused(), _score_progress() as progress:
+    with gc_paused(), score_progress(console) as progress:
         result = score_run(RunDir(run_dir), progress=progress)
         if judge_model is not None:
             from exploreval.cli._judge import Judge
@@ -494,46 +493,6 @@ def score_cmd(
             markup=False,
             soft_wrap=True,
         )
-
-
-@contextlib.contextmanager
-def _score_progress() -> Iterator[ScoreProgress | None]:
-    """A live line on stderr while a score runs (a 100k-episode sweep maps for a minute or
-    more): what it is doing, and in the map how many episodes are done. Nothing when stderr is
-    not a terminal (logs and pipes get only the result)."""
-    if not console.is_terminal:
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    stages = {
-        "columns": "reading the log into columns",
-        "map": "scoring episodes",
-        "tables": "reducing run tables",
-    }
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(stages["columns"], total=None)
-
-        def update(stage: str, done: int | None, total: int | None) -> None:
-            bar.update(task, description=stages.get(stage, stage), completed=done or 0, total=total)
-            bar.refresh()  # once a chunk (about a second of work): every stage is shown
-
-        yield update
 
 
 @app.command("runs")

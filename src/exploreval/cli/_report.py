@@ -227,9 +227,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write report.md and a self-contained index.html for one or several runs."""
         from exploreval.analysis import build_report
+        from exploreval.cli._progress import score_progress
         from exploreval.store import RunDir
 
-        path = build_report([RunDir(d) for d in run_dirs], out_dir)
+        with score_progress(console) as progress:
+            path = build_report([RunDir(d) for d in run_dirs], out_dir, progress=progress)
         out.print(f"report: {path}", markup=False, soft_wrap=True)
         out.print(f"html:   {path.parent / 'index.html'}", markup=False, soft_wrap=True)
 
