@@ -104,17 +104,15 @@ def test_the_cli_shows_the_score_on_a_terminal_and_keeps_pipes_clean(run: RunDir
 
 
 def test_a_report_says_its_runs_score_then_the_report(run: RunDir, tmp_path: Path) -> None:
-    from exploreval.analysis import build_report
-
-    said: list[tuple[str, int | None, int | None]] = []
-    build_report(run, tmp_path / "report", progress=lambda *a: said.append(a))
-    assert said[-1] == ("report", None, None)
-    _check(said[:-1], 8)  # the run's score, as score_run says it
+    """``exploreval report`` passes the live line to ``build_report(progress=...)``: the run's
+    score (its map, episode by episode), then the report itself, in that order."""
     live = subprocess.run(
-        [sys.executable, "-m", "exploreval", "report", str(run.path), "--out", str(tmp_path / "r2")],
+        [sys.executable, "-m", "exploreval", "report", str(run.path), "--out", str(tmp_path / "r")],
         capture_output=True, text=True, timeout=300,
         env={**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"},
     )  # fmt: skip
     assert live.returncode == 0, live.stderr
-    assert "writing the report" in live.stderr and "writing the report" not in live.stdout
-    assert (tmp_path / "r2" / "report.md").is_file()
+    said = live.stderr
+    assert "8/8" in said and "writing the report" not in live.stdout
+    assert said.index("scoring episodes") < said.index("writing the report")
+    assert (tmp_path / "r" / "report.md").is_file()
