@@ -46,10 +46,13 @@ def run(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunD
     return RunDir(copy)
 
 
-def _check(said: list[tuple[str, int | None, int | None]], episodes: int) -> None:
+def _check(said: list[tuple[str, int | None, int | None]], episodes: int, log: int = 0) -> None:
+    """The stages in order; with ``log`` (bytes), the columns' sync read that many."""
     stages = [stage for stage, _, _ in said]
-    assert stages[0] == "columns" and stages[-1] == "tables"
-    assert stages.count("columns") == 1 and stages.count("tables") == 1
+    assert stages[0] == "columns" and stages[-1] == "tables" and stages.count("tables") == 1
+    synced = [(done, total) for stage, done, total in said if stage == "columns"]
+    assert stages[: len(synced)] == ["columns"] * len(synced) and synced[0] == (None, None)
+    assert synced[-1] == ((log, log) if log else (None, None))
     mapped = [(done, total) for stage, done, total in said if stage == "map"]
     assert stages.index("tables") > max(i for i, s in enumerate(stages) if s == "map")
     assert {total for _, total in mapped} == {episodes}
@@ -68,7 +71,7 @@ def test_a_score_says_its_stages_and_the_episodes_mapped(
     result = score_run(run, progress=lambda *a: said.append(a))
     episodes = len(result.table)
     assert episodes == 8
-    _check(said, episodes)
+    _check(said, episodes, log=run.episodes_path.stat().st_size)  # its first sync
     # chunks read back from the score cache count as done too
     shutil.rmtree(run.tables_dir)
     said.clear()
@@ -81,7 +84,7 @@ def test_stored_results_reused_whole_say_no_map(run: RunDir) -> None:
     score_run(run)
     said: list[tuple[str, int | None, int | None]] = []
     score_run(run, progress=lambda *a: said.append(a))
-    assert [stage for stage, _, _ in said] == ["columns"]  # nothing mapped, nothing reduced
+    assert said == [("columns", None, None)]  # nothing to sync, map or reduce
 
 
 def _cli_score(run: RunDir, **env: str) -> subprocess.CompletedProcess[str]:

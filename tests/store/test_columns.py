@@ -576,3 +576,36 @@ def test_a_record_that_does_not_fit_is_reported_and_the_rest_are_kept(
     result = score_run(RunDir(path), write=False)
     assert "coerced-t" in set(result.table["episode_id"]) and len(result.table) == len(lines) + 1
     assert [i.line for i in result.issues] == [len(lines) + 1]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_sync_says_how_many_bytes_of_the_log_are_in(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    """A first sync of a big sweep reads gigabytes: ``sync(progress=fn)`` hears the bytes put
+    in so far, never going back and never past the total, ending at the total; an append is
+    counted from where the last sync stopped, and a sync with nothing to read says nothing."""
+    from exploreval.core import WORKERS_ENV
+
+    monkeypatch.setenv(WORKERS_ENV, workers)
+    path = _copy(run_dir, tmp_path)
+    log = path / "episodes.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-2]))
+    heard: list[tuple[int, int]] = []
+    RunColumns(path).sync(part_episodes=2, progress=lambda *a: heard.append(a))
+    size = log.stat().st_size
+    assert heard[0] == (0, size) and heard[-1] == (size, size)
+    done = [d for d, _ in heard]
+    assert done == sorted(done) and {t for _, t in heard} == {size}
+    if workers == "1":
+        assert len(heard) >= 3  # once a part: the figure moves while the sync runs
+    with open(log, "ab") as fh:
+        fh.write(b"".join(lines[-2:]))
+    heard.clear()
+    RunColumns(path).sync(part_episodes=2, progress=lambda *a: heard.append(a))
+    appended = len(lines[-2]) + len(lines[-1])
+    assert heard[0] == (0, appended) and heard[-1] == (appended, appended)
+    heard.clear()
+    RunColumns(path).sync(progress=lambda *a: heard.append(a))
+    assert heard == []

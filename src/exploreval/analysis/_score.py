@@ -217,9 +217,10 @@ def _cached_result(
 
 
 #: What a score tells whoever watches it: ``(stage, done, total)``. Stages, in order:
-#: ``"columns"`` (syncing the run's column tables: done and total are None), ``"map"`` (done
-#: of total episodes mapped or read back from the score cache, once per chunk) and
-#: ``"tables"`` (reducing the run tables and writing them: None, None).
+#: ``"columns"`` (syncing the run's column tables: first None, None, then bytes of the log
+#: put in of those to read, when there are any), ``"map"`` (done of total episodes mapped or
+#: read back from the score cache, once per chunk) and ``"tables"`` (reducing the run tables
+#: and writing them: None, None).
 ScoreProgress = Callable[[str, int | None, int | None], None]
 
 
@@ -254,9 +255,7 @@ def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) 
         )
         write = False
     stamp = score_stamp(run, run_id)
-    if progress is not None:
-        progress("columns", None, None)
-    latest = latest_episodes(run)
+    latest = latest_episodes(run, progress)
     cached = _cached_result(run, stamp, latest, run_id)
     index_done: Callable[[], str | None] | None = None
 
@@ -389,15 +388,18 @@ class _Latest:
         ]
 
 
-def latest_episodes(run: RunDir) -> _Latest:
+def latest_episodes(run: RunDir, progress: ScoreProgress | None = None) -> _Latest:
     """Sync the run's columns and read which log spans hold each episode's latest record: one
     small query over the episode table, no record parsed; kept as arrays (a million episodes
-    take tens of megabytes)."""
+    take tens of megabytes). ``progress`` hears the sync as stage ``"columns"`` (bytes)."""
     import numpy as np
     import pyarrow.compute as pc
 
     columns = RunColumns(run)
-    con = columns.connect()  # syncs first
+    if progress is not None:
+        progress("columns", None, None)
+        columns.sync(progress=lambda done, total: progress("columns", done, total))
+    con = columns.connect()  # syncs first (nothing left to read after the sync above)
     try:
         table = con.sql(
             "select e.log_offset, e.log_length, e.line, e.family, e.status = 'ok' as ok "

@@ -44,10 +44,23 @@ def score_progress(console: Console) -> Iterator[ScoreProgress | None]:
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task(stages["columns"], total=None)
+        # the stage on screen: a new one is a new task, with its own clock and estimate (and
+        # no total when it has none: rich keeps an old total through reset and update)
+        shown = stages["columns"]
+        task = bar.add_task(shown, total=None)
 
         def update(stage: str, done: int | None, total: int | None) -> None:
-            bar.update(task, description=stages.get(stage, stage), completed=done or 0, total=total)
+            nonlocal shown, task
+            description = stages.get(stage, stage)
+            if stage == "columns" and total:  # bytes of the log: shown in MB
+                description += " (MB)"
+                done, total = (done or 0) // 1_000_000, max(total // 1_000_000, 1)
+            if description != shown:
+                bar.remove_task(task)
+                shown = description
+                task = bar.add_task(description, total=total, completed=done or 0)
+            else:
+                bar.update(task, completed=done or 0, total=total)
             bar.refresh()  # once a chunk (about a second of work): every stage is shown
 
         yield update

@@ -42,7 +42,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,8 @@ MAX_STORED_ISSUES = 1000
 _CONVERSION_ERRORS: tuple[type[BaseException], ...] = (TypeError, ValueError, OverflowError)
 #: Log bytes from which a sync runs in worker processes (about 16,000 episodes of ~16 kB).
 PARALLEL_SYNC_BYTES = 256 * 1024 * 1024
+#: What a sync tells whoever watches it: ``(bytes put in, bytes to put in)`` of the log.
+SyncProgress = Callable[[int, int], None]
 #: Episodes per part (and per Arrow batch in memory): bounds a sync's memory.
 PART_EPISODES = 2048
 #: ...or steps per part, whichever comes first.
@@ -384,13 +386,16 @@ class RunColumns:
             with contextlib.suppress(FileNotFoundError):
                 (self.dir / name).unlink()
 
-    def sync(self, *, part_episodes: int = PART_EPISODES) -> SyncStats:
+    def sync(
+        self, *, part_episodes: int = PART_EPISODES, progress: SyncProgress | None = None
+    ) -> SyncStats:
         """Bring the tables up to the log's last complete line; returns what was added. A write
         that fails (a full disk) raises ``StoreError`` saying why; what was in stays in, and
-        the next sync goes on from there."""
+        the next sync goes on from there. ``progress(done, total)`` hears the bytes of the log
+        put in so far, of those this sync has to read (a million episodes take minutes)."""
         try:
             with self._sync_lock():
-                return self._sync(part_episodes)
+                return self._sync(part_episodes, progress)
         except StoreError:
             raise
         except OSError as exc:
@@ -417,7 +422,7 @@ class RunColumns:
         finally:
             os.close(fd)  # releases the lock
 
-    def _sync(self, part_episodes: int) -> SyncStats:
+    def _sync(self, part_episodes: int, progress: SyncProgress | None = None) -> SyncStats:
         stats = SyncStats()
         log = self.run.episodes_path
         if not log.exists():
@@ -464,19 +469,26 @@ class RunColumns:
         from exploreval.core import analysis_workers
 
         workers = analysis_workers(size - offset, PARALLEL_SYNC_BYTES)
+        first = offset
+        if progress is not None:
+            progress(0, size - first)
         if workers > 1:
             position, line = self._sync_parallel(
-                offset, line, size, run_id, part_episodes, workers, stats
+                offset, line, size, run_id, part_episodes, workers, stats, progress
             )
             self._write_state(
                 self._new_state(log, position, line, known_issues + _dicts(stats.issues))
             )
+            if progress is not None:
+                progress(position - first, size - first)
             return stats
 
         def checkpoint(position: int, line: int) -> None:
             self._write_state(
                 self._new_state(log, position, line, known_issues + _dicts(stats.issues))
             )
+            if progress is not None:
+                progress(position - first, size - first)
 
         _ingest(self, offset, None, line, run_id, part_episodes, stats, checkpoint)
         return stats
@@ -490,10 +502,14 @@ class RunColumns:
         part_episodes: int,
         workers: int,
         stats: SyncStats,
+        progress: SyncProgress | None = None,
     ) -> tuple[int, int]:
         """Ingest ``[offset, size)`` as ``workers`` byte ranges cut at line starts, one process
         each (spawned: they import only this module). The state is written once, after every
-        range is in: a crash leaves parts past the recorded offset, which the next sync drops."""
+        range is in: a crash leaves parts past the recorded offset, which the next sync drops.
+        ``progress`` is told, twice a second, how far the parts written so far reach."""
+        from concurrent.futures import wait
+
         starts, lines = _split_at_lines(self.run.episodes_path, offset, size, line, workers)
         ends: list[int | None] = [*starts[1:], None]
         with bound_process_pool(len(starts), "spawn") as pool:
@@ -503,6 +519,10 @@ class RunColumns:
                 )
                 for start, end, first in zip(starts, ends, lines, strict=True)
             ]
+            running = set(futures)
+            while progress is not None and running:
+                _, running = wait(running, timeout=0.5)
+                progress(_bytes_in_parts(self.episodes_dir, starts, size), size - offset)
             results = [f.result() for f in futures]
         position, last_line = offset, line
         for part_stats, end_position, end_line in results:
@@ -747,6 +767,23 @@ def _ingest_range(
         RunColumns(run_path), start, end, first_line, run_id, part_episodes, stats
     )
     return stats, position, line
+
+
+def _bytes_in_parts(folder: Path, starts: Sequence[int], size: int) -> int:
+    """How much of the byte ranges starting at ``starts`` (the last one ending at ``size``) the
+    parts written so far cover: a part is named by the log offset it starts at, so each range
+    is done up to its last part's start (one part behind: a progress figure, not a position)."""
+    offsets = []
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            name = path.name
+            if name.startswith("part-") and name.endswith(".parquet") and name[5:-8].isdigit():
+                offsets.append(int(name[5:-8]))
+    done = 0
+    for start, end in zip(starts, [*starts[1:], size], strict=True):
+        inside = [o for o in offsets if start <= o < end]
+        done += (max(inside) - start) if inside else 0
+    return done
 
 
 def _split_at_lines(
