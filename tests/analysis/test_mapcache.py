@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from _scored import score_copy
 from exploreval.analysis import _mapcache, _score, score_run
 from exploreval.core import WORKERS_ENV
 from exploreval.runner import run_experiment, spec_from_dict
@@ -45,12 +46,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunDir:
     """A private copy of the run, its first lines only (the rest are appended by tests), scored
     in chunks of three with a cache of its own."""
-    monkeypatch.setattr(_score, "CHUNK_EPISODES", CHUNK)
-    monkeypatch.setenv(_mapcache.ENV_VAR, str(tmp_path / "score-cache"))
-    copy = tmp_path / "run"
-    shutil.copytree(template, copy, ignore=shutil.ignore_patterns("columns", "tables", "viewer*"))
-    (copy / "results.parquet").unlink(missing_ok=True)
-    return RunDir(copy)
+    return score_copy(template, tmp_path, monkeypatch, CHUNK)
 
 
 def _lines(run: RunDir) -> list[bytes]:

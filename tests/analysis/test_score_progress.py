@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.analysis import _mapcache, _score, score_run
+from _scored import score_copy
+from exploreval.analysis import _score, score_run
 from exploreval.core import WORKERS_ENV
 from exploreval.runner import run_experiment, spec_from_dict
 from exploreval.store import RunDir
@@ -38,12 +39,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def run(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunDir:
-    monkeypatch.setattr(_score, "CHUNK_EPISODES", CHUNK)
-    monkeypatch.setenv(_mapcache.ENV_VAR, str(tmp_path / "score-cache"))
-    copy = tmp_path / "run"
-    shutil.copytree(template, copy, ignore=shutil.ignore_patterns("columns", "tables", "viewer*"))
-    (copy / "results.parquet").unlink(missing_ok=True)
-    return RunDir(copy)
+    return score_copy(template, tmp_path, monkeypatch, CHUNK)
 
 
 def _check(said: list[tuple[str, int | None, int | None]], episodes: int, log: int = 0) -> None:
