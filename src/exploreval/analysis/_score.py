@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,8 +244,6 @@ def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) 
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
     if write and not run.writable():
-        import warnings
-
         from exploreval.store import ReadOnlyRunWarning
 
         warnings.warn(
@@ -478,10 +477,9 @@ def score_streamed(
     families: set[str] = set()
     cache = MapCache.for_run(run.path, stamp) if stamp is not None else None
     kept: list[str] = []
-    hits: list[bool] = []
     cache_errors: list[str] = []
     total = len(latest.offsets)
-    done = 0
+    done = chunks_done = chunks_cached = 0
     if progress is not None:
         progress("map", 0, total)
     with _Spill() as spill:
@@ -493,11 +491,12 @@ def score_streamed(
             issues.extend(part.issues)
             if part.cache_key:
                 kept.append(part.cache_key)
-            hits.append(part.from_cache)
             if part.cache_error and not cache_errors:
                 cache_errors.append(part.cache_error)
-            nonlocal done
+            nonlocal done, chunks_done, chunks_cached
             done += part.episodes
+            chunks_done += 1
+            chunks_cached += part.from_cache
             if progress is not None:
                 progress("map", done, total)
 
@@ -516,15 +515,10 @@ def score_streamed(
                     take(part)
         if progress is not None:
             progress("tables", None, None)
-        if cache is not None:
-            limit_problem = cache.keep_only(kept)
-            if limit_problem:
-                import warnings
-
-                warnings.warn(limit_problem, ScoreCacheWarning, stacklevel=3)
+        limit_problem = cache.keep_only(kept) if cache is not None else ""
+        if limit_problem:
+            warnings.warn(limit_problem, ScoreCacheWarning, stacklevel=3)
         if cache_errors:
-            import warnings
-
             warnings.warn(
                 f"the score cache cannot be written ({cache_errors[0]}): {run.path} was scored, "
                 f"but its next score maps every episode again; set {CACHE_ENV_VAR} to a "
@@ -580,8 +574,8 @@ def score_streamed(
         errors=latest.errors,
         run_id=run_id,
         error_table=error_table,
-        chunks=len(hits),
-        chunks_cached=sum(hits),
+        chunks=chunks_done,
+        chunks_cached=chunks_cached,
     )
 
 

@@ -446,8 +446,9 @@ def score_cmd(
 
     # the records are not needed past scoring: freed before the collector resumes, so that it
     # never walks them (exploreval.core.gc_paused; seconds per 10,000 episodes)
-    with gc_paused(), score_progress(console) as progress:
-        result = score_run(RunDir(run_dir), progress=progress)
+    with gc_paused():
+        with score_progress(console) as progress:  # gone before the judge prints its table
+            result = score_run(RunDir(run_dir), progress=progress)
         if judge_model is not None:
             from exploreval.cli._judge import Judge
 
