@@ -609,3 +609,40 @@ def test_a_sync_says_how_many_bytes_of_the_log_are_in(
     heard.clear()
     RunColumns(path).sync(progress=lambda *a: heard.append(a))
     assert heard == []
+
+
+#: Long enough for DuckDB to report progress when its bar shows from the first moment.
+_SLOW_QUERY = "select count(*) from range(30000000) t(x) where x % 7 = 3"
+_BAR_SETTING = "select current_setting('enable_progress_bar')"
+
+
+def test_queries_never_draw_duckdb_progress_bar_on_stdout(
+    run_dir: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """DuckDB draws its progress bar on stdout once a query passes two seconds (as a score's
+    or an `exploreval sql` query over a million episodes does), into the results a user
+    redirects to a file (a score at a million episodes drew it into its output). Every
+    connection exploreval opens has the bar off. Outside pytest (which DuckDB's default sees),
+    a plain connection has it on; with its delay set to nothing it draws on stdout."""
+    import subprocess
+    import sys
+
+    import duckdb
+
+    run = _copy(run_dir, tmp_path / "run")
+    code = (
+        "import sys, duckdb; from exploreval.store import RunColumns, open_columns\n"
+        f"q = {_BAR_SETTING!r}; run = sys.argv[1]\n"
+        "print(duckdb.connect().sql(q).fetchall()[0][0], RunColumns(run).connect().sql(q)"
+        ".fetchall()[0][0], open_columns([run]).sql(q).fetchall()[0][0])"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "False", "False"], done.stderr[-2000:]
+    plain = duckdb.connect()
+    plain.execute("set progress_bar_time = 0")
+    expected = plain.sql(_SLOW_QUERY).fetchall()
+    assert "%" in capfd.readouterr().out  # the bar, on stdout
+    for con in (RunColumns(run).connect(), open_columns([run])):
+        assert con.sql(_SLOW_QUERY).fetchall() == expected
+        assert con.sql("select count(*) from episodes").fetchall()[0][0] == len(_records(run))
+    assert capfd.readouterr().out == ""

@@ -646,10 +646,8 @@ class RunColumns:
         """A DuckDB connection with this run's views (after a sync): ``episodes`` and ``steps``
         (latest record per episode), ``all_episodes`` and ``all_steps`` (every line), and
         ``results`` when the run has been scored. ``prefix`` names them apart (``a_episodes``)."""
-        import duckdb
-
         self.sync()
-        con = con or duckdb.connect()
+        con = con or quiet_connection()
         register_views(con, [self], prefix=prefix)
         return con
 
@@ -1070,15 +1068,25 @@ def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> duckdb.Duc
     """One DuckDB connection over several runs' tables (synced): views ``episodes``,
     ``steps``, ``all_episodes``, ``all_steps`` and ``results``, each with a ``run_dir`` column,
     so a sweep of many runs is one dataset."""
-    import duckdb
-
     runs = [RunColumns(p) for p in paths]
     for run in runs:
         if not run.run.exists():
             raise StoreError(f"{run.run.path} is not a run directory (no manifest.json)")
         run.sync()
-    con = duckdb.connect()
+    con = quiet_connection()
     register_views(con, runs, label=True)
+    return con
+
+
+def quiet_connection() -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB connection with DuckDB's progress bar off. DuckDB draws the bar on
+    stdout, where a query's results go (``exploreval sql RUN ... > out.csv``, a score's table),
+    once a query passes two seconds, as queries over a million episodes do; exploreval shows
+    its own progress on stderr. ``set enable_progress_bar = true`` turns it back on."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("set enable_progress_bar = false")
     return con
 
 
