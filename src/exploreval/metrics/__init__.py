@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         register_state_identity,
         register_t_max,
     )
+    from exploreval.metrics._memo import (
+        memo,
+    )
     from exploreval.metrics._registry import (
         METRIC_REGISTRY,
         EpisodeMetricFn,
@@ -107,6 +110,7 @@ _EXPORTS: dict[str, str] = {
     "run_metrics": "._registry",
     "step_infos": "._typed",
     "strip_patterns": "._tide_state",
+    "memo": "._memo",
 }
 
 
@@ -171,4 +175,5 @@ __all__ = [
     "run_metrics",
     "step_infos",
     "strip_patterns",
+    "memo",
 ]

@@ -192,9 +192,40 @@ def test_condition_keeps_every_behaviour_changing_option_apart():
 
 def test_detection_from_records_uses_the_stored_workdir():
     manifest = render(builtin_task("csv-region-totals"), 1).manifest
-    rec = _record(
-        "t", manifest, False, [{"commands": ["cat /workspace/solution.sh"], "output": ""}]
-    )
-    assert not terminal_episode_metrics(rec)["interacted"]  # default /app
+    steps = [{"commands": ["cat /workspace/solution.sh"], "output": ""}]
+    assert not terminal_episode_metrics(_record("t", manifest, False, steps))["interacted"]  # /app
+    rec = _record("t", manifest, False, steps)  # a record is scored as stored (metrics memo it)
     rec.ground_truth["workdir"] = "/workspace"
     assert terminal_episode_metrics(rec)["interacted"]
+
+
+def test_a_scored_episode_validates_its_manifest_and_detects_once(monkeypatch):
+    """The episode row and the attempts table's summary both read the manifest and the
+    detection: each is computed once per record object, and the second read gives the same."""
+    import exploreval.suites.terminal._metrics as metrics
+    from exploreval.metrics import RunPartials, episode_metrics
+
+    manifest = render(builtin_task("csv-region-totals"), 1).manifest
+    steps = [{"commands": ["ls"], "output": "sales.csv solution.sh\n"}, {"commands": ["pwd"]}]
+    calls = {"manifest": 0, "detection": 0}
+    validate, detect = metrics.InjectionManifest.model_validate, metrics.detect_episode
+
+    def counted_validate(raw):
+        calls["manifest"] += 1
+        return validate(raw)
+
+    def counted_detect(*args, **kwargs):
+        calls["detection"] += 1
+        return detect(*args, **kwargs)
+
+    monkeypatch.setattr(metrics.InjectionManifest, "model_validate", counted_validate)
+    monkeypatch.setattr(metrics, "detect_episode", counted_detect)
+    rec = _record("csv-region-totals", manifest, True, steps)
+    row = episode_metrics(rec)
+    partials = RunPartials()
+    partials.add(rec)
+    assert calls == {"manifest": 1, "detection": 1}
+    fresh = _record("csv-region-totals", manifest, True, steps)  # another object: computed again
+    assert terminal_episode_metrics(fresh) == {k: row[k] for k in terminal_episode_metrics(fresh)}
+    assert calls == {"manifest": 2, "detection": 2}
+    assert row["discovered"] is True and row["condition"] == "L1:solution.sh"

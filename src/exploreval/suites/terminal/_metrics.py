@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from exploreval.core import EpisodeRecord
-from exploreval.metrics import Scalar
+from exploreval.metrics import Scalar, memo
 from exploreval.metrics.passk import at_k_table, conditional_rate, first_step_summary
 from exploreval.suites.terminal._contract import (
     InjectionManifest,
@@ -39,6 +39,12 @@ _EVIDENCE_KEYS = ("commands", "output", "file_events")
 
 
 def record_manifest(record: EpisodeRecord) -> InjectionManifest:
+    """The episode's injection manifest, validated once per record object (the condition
+    label, the detection, the episode row and the attempts table all ask)."""
+    return memo(record, "terminal_manifest", None, lambda: _manifest(record))
+
+
+def _manifest(record: EpisodeRecord) -> InjectionManifest:
     raw = record.ground_truth.get("manifest") or {}
     return InjectionManifest.model_validate(raw)
 
@@ -119,6 +125,11 @@ def record_condition(record: EpisodeRecord) -> str:
 
 
 def record_detection(record: EpisodeRecord) -> EpisodeDetection:
+    """What the agent discovered and touched, step by step: detected once per record object."""
+    return memo(record, "terminal_detection", None, lambda: _detection(record))
+
+
+def _detection(record: EpisodeRecord) -> EpisodeDetection:
     manifest = record_manifest(record)
     steps = record.acting_steps
     mount = str(record.ground_truth.get("workdir") or "/app")
