@@ -10,7 +10,9 @@ Without RUN_DIR a synthetic run is written to a temporary directory by bench/_sy
 * warm open, the goal (< 2 s): from spawning `exploreval view RUN_DIR --port 0` to the episode
   list rendered in headless Chromium (the browser is started before the clock; without
   /usr/bin/chromium the list data is fetched over HTTP instead and the number says so);
-* filter (in the page), and opening one episode (server-side render of its steps);
+* the list's size (what the page parses before it shows page one) and the page's JS heap then;
+* filter (in the page), a range on a metric (the page loads that metric's script first), and
+  opening one episode (server-side render of its steps);
 * a report's bundle: the whole list plus 50 linked episodes rendered (write_viewer_bundle).
 """
 
@@ -31,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1400,1000"]  # fmt: skip
+         "--window-size=1400,1000", "--enable-precise-memory-info"]  # fmt: skip
 
 
 def _driver(profile: str):  # type: ignore[no-untyped-def]
@@ -43,6 +45,14 @@ def _driver(profile: str):  # type: ignore[no-untyped-def]
     for flag in [*FLAGS, f"--user-data-dir={profile}"]:
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+def _count(driver) -> str | None:  # type: ignore[no-untyped-def]
+    """The list's count line, read in one script (a re-render replaces the element)."""
+    text = driver.execute_script(
+        "const c = document.getElementById('count'); return c ? c.textContent : null"
+    )
+    return None if text is None else str(text)
 
 
 def _start_server(run: Path) -> tuple[subprocess.Popen[str], str]:
@@ -97,6 +107,8 @@ def main(argv: list[str]) -> None:
         browser = CHROMIUM.exists() and CHROMEDRIVER.exists()
         driver = _driver(tempfile.mkdtemp(prefix="bench-viewer-profile-")) if browser else None
         opens: list[float] = []
+        heaps: list[float] = []
+        metric_ranges: list[float] = []
         try:
             for _ in range(3):
                 start = time.perf_counter()
@@ -107,17 +119,27 @@ def main(argv: list[str]) -> None:
                         from selenium.webdriver.support.ui import WebDriverWait
 
                         driver.get(url + "#/list")
-                        WebDriverWait(driver, 60).until(
+                        WebDriverWait(driver, 60, poll_frequency=0.02).until(
                             lambda d: d.find_elements(By.CSS_SELECTOR, "#episodes tbody tr")
                         )
                         opens.append(time.perf_counter() - start)
-                        count = driver.find_element(By.ID, "count").text
+                        heaps.append(
+                            driver.execute_script("return performance.memory.usedJSHeapSize")
+                        )
+                        count = _count(driver)
                         start = time.perf_counter()
                         driver.get(url + "#/list?success=0&m=tokens:1000:")
-                        WebDriverWait(driver, 60).until(
-                            lambda d, before=count: d.find_element(By.ID, "count").text != before
+                        WebDriverWait(driver, 60, poll_frequency=0.02).until(
+                            lambda d, before=count: _count(d) not in (None, before)
                         )
                         filtered = time.perf_counter() - start
+                        count = _count(driver)
+                        start = time.perf_counter()
+                        driver.get(url + "#/list?m=tide_auv:0.5:")
+                        WebDriverWait(driver, 60, poll_frequency=0.02).until(
+                            lambda d, before=count: _count(d) not in (None, before)
+                        )
+                        metric_ranges.append(time.perf_counter() - start)
                     else:
                         for part in ("data/runs.js", "data/0/index.js"):
                             urllib.request.urlopen(url + part, timeout=60).read()
@@ -137,7 +159,18 @@ def main(argv: list[str]) -> None:
             f"warm open ({how}): median {statistics.median(opens):.2f} s "
             f"(runs: {', '.join(f'{t:.2f}' for t in opens)}); goal < 2 s"
         )
+        list_mb = len(index.list_script()) / 1e6
+        if heaps:
+            print(
+                f"list script {list_mb:.1f} MB; JS heap with the list drawn: median "
+                f"{statistics.median(heaps) / 1e6:.0f} MB"
+            )
         print(f"filter in the page (success=0, tokens >= 1000): {filtered * 1000:.0f} ms")
+        if metric_ranges:
+            print(
+                "range on a metric (tide_auv >= 0.5; loads its script on first use): median "
+                f"{statistics.median(metric_ranges) * 1000:.0f} ms"
+            )
         print(f"open one episode (server render, first request): {episode * 1000:.0f} ms, "
               f"{len(body) / 1e3:.0f} kB")  # fmt: skip
         from exploreval.viewer import write_viewer_bundle

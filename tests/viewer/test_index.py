@@ -267,3 +267,67 @@ def test_agent_text_in_the_list_script_is_data_never_script(names: list[str]) ->
     assert "\u2028" not in script and "\u2029" not in script
     body = script[len("EXV.receive(null,") : -len(");\n")]
     assert json.loads(body) == {"columns": {"agent": hostile}}
+
+
+def _script_data(script: bytes) -> object:
+    text = script.decode()
+    assert text.startswith("EXV.receive(null,") and text.endswith(");\n")
+    return json.loads(text[len("EXV.receive(null,") : -len(");\n")])
+
+
+def test_the_list_holds_metric_names_and_each_metric_is_its_own_script(run: Path) -> None:
+    """The page's list carries the metrics' names only; metric i's values, aligned to the rows,
+    are ``metrics/<i>.js``, loaded when a range or a sort asks for it. A fresh (lazy) index
+    serves byte for byte what the built one wrote, without reading its rows."""
+    import pandas as pd
+
+    from exploreval.analysis import score_run
+    from exploreval.viewer._index import _LIST, _METRICS_DIR, _round
+
+    score_run(RunDir(run))
+    shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
+    built = load_index(run)
+    listed = _script_data((run / INDEX_DIR / _LIST).read_bytes())
+    assert isinstance(listed, dict) and "metrics" not in listed
+    names = listed["metric_names"]
+    assert names == built.metric_names() and "coverage" in names
+    assert len(list((run / INDEX_DIR / _METRICS_DIR).glob("*.js"))) == len(names)
+    results = pd.read_parquet(run / "results.parquet").set_index("episode_id")
+    lazy = load_index(run)
+    assert not lazy.rows_loaded and lazy.metric_names() == names
+    for position, name in enumerate(names):
+        script = lazy.metric_script(position)
+        assert script == built.metric_script(position)
+        data = _script_data(script)
+        assert isinstance(data, dict) and data["name"] == name
+        assert len(data["values"]) == len(built)
+        if name in results.columns:
+            for row, episode in enumerate(built.columns["id"]):
+                expected = results.loc[episode, name] if episode in results.index else None
+                assert data["values"][row] == _round(expected)
+    assert not lazy.rows_loaded  # every metric came from its cached script
+    with pytest.raises(IndexError, match=f"no metric {len(names)}"):
+        lazy.metric_script(len(names))
+
+
+def test_a_missing_metric_script_or_an_old_cache_rebuilds_the_index(run: Path) -> None:
+    """An index whose metric scripts are not all there, or one written before metrics had their
+    own scripts (schema 1: the values inside list.js), is not served as fresh: it is rebuilt,
+    and a metric gone from results.parquet leaves no script behind."""
+    from exploreval.analysis import score_run
+    from exploreval.viewer._index import _META, _METRICS_DIR
+
+    score_run(RunDir(run))
+    load_index(run)
+    metrics = run / INDEX_DIR / _METRICS_DIR
+    (metrics / "0.js").unlink()
+    assert _fresh(run) is False
+    load_index(run)
+    assert (metrics / "0.js").exists() and _fresh(run)
+    meta = json.loads((run / INDEX_DIR / _META).read_text())
+    meta["schema_version"] = 1
+    (run / INDEX_DIR / _META).write_text(json.dumps(meta))
+    assert _fresh(run) is False
+    (run / "results.parquet").unlink()
+    assert load_index(run).metric_names() == []
+    assert list(metrics.glob("*.js")) == [] and _fresh(run)

@@ -182,6 +182,32 @@ def test_episode_over_http_carries_prompts_annotations_and_views(runs: dict[str,
         server.server_close()
 
 
+def test_metric_scripts_over_http_and_in_a_bundle_are_the_index_s(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """``data/<k>/m/<i>.js`` is metric i of run k, the same bytes served and bundled; a metric
+    past the last is a 404 that says how many there are."""
+    from exploreval.viewer import ViewerServer, write_viewer_bundle
+
+    server = ViewerServer([runs["grid"]], port=0)
+    server.serve_in_thread()
+    try:
+        names = server.runs.indexes[0].metric_names()
+        assert "coverage" in names
+        bundle = write_viewer_bundle([runs["grid"]], tmp_path / "bundle").parent
+        for position in range(len(names)):
+            served = urllib.request.urlopen(f"{server.url}data/0/m/{position}.js", timeout=30)
+            assert served.read() == (bundle / "data" / "0" / "m" / f"{position}.js").read_bytes()
+        assert len(list((bundle / "data" / "0" / "m").glob("*.js"))) == len(names)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{server.url}data/0/m/{len(names)}.js", timeout=30)
+        assert err.value.code == 404
+        assert f"has {len(names)} metrics" in err.value.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_links() -> None:
     from exploreval.viewer import episode_link, list_link
 

@@ -257,6 +257,47 @@ def test_sort_metric_columns_and_slash_to_filter(
     assert "sort=-coverage" in browser.current_url  # the list comes back as it was left
 
 
+def loaded_metric_scripts(browser: Any) -> set[str]:
+    """The metric scripts (``data/<k>/m/<i>.js``) the page has loaded so far."""
+    names = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name)"
+    )
+    return {re.sub(r"^.*/data/", "", n) for n in names if re.search(r"/data/\d+/m/\d+\.js$", n)}
+
+
+def test_the_list_loads_a_metric_only_when_a_range_or_a_sort_needs_it(
+    browser: Any, served: str, runs: dict[str, Path]
+) -> None:
+    """The list arrives without metric values (at a million episodes they are most of it); a
+    range on a metric loads that metric's script for each run that has it, and nothing else."""
+    from exploreval.viewer import load_index
+
+    indexes = [load_index(runs[name]) for name in ("grid", "mixed", "lake")]
+    browser.get("about:blank")
+    browser.get(served + "#/list")
+    wait(browser, lambda b: rows(b))
+    assert loaded_metric_scripts(browser) == set()
+    browser.get(served + "#/list?m=coverage:0:")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "td[data-metric=coverage]"))
+    wanted = {
+        f"{k}/m/{ix.metric_names().index('coverage')}.js"
+        for k, ix in enumerate(indexes)
+        if "coverage" in ix.metric_names()
+    }
+    assert wanted and loaded_metric_scripts(browser) == wanted
+    results = pd.read_parquet(runs["grid"] / "results.parquet")
+    assert count(browser).startswith(f"{int((results['coverage'] >= 0).sum())} of ")
+    browser.get(served + "#/list?sort=-tide_auv")  # a sort on another metric loads it too
+    wait(browser, lambda b: "tide_auv" in b.current_url and rows(b))
+    auv = {
+        f"{k}/m/{ix.metric_names().index('tide_auv')}.js"
+        for k, ix in enumerate(indexes)
+        if "tide_auv" in ix.metric_names()
+    }
+    assert len(auv) == 3  # TIDE scores every suite's episodes
+    wait(browser, lambda b: loaded_metric_scripts(b) == wanted | auv)
+
+
 def test_report_links_open_in_the_bundled_viewer(
     browser: Any, runs: dict[str, Path], tmp_path: Path
 ) -> None:

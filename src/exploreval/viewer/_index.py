@@ -30,7 +30,12 @@ from exploreval.store import EPISODES, RESULTS, RunDir, StoreError
 
 INDEX_DIR = "viewer_index"
 _META, _ROWS, _LIST, _OFFSETS = "meta.json", "rows.json", "list.js", "offsets.bin"
-INDEX_SCHEMA_VERSION = 1
+#: One data script per metric column, ``metrics/<position>.js``: the page loads a metric only
+#: when a range or a sort asks for it (at a million rows the metrics are four fifths of a list
+#: the page would otherwise parse whole before it can show page one).
+_METRICS_DIR = "metrics"
+#: 2: metric values moved out of ``list.js`` into ``metrics/`` (a version-1 cache is rebuilt).
+INDEX_SCHEMA_VERSION = 2
 
 #: Text columns, dictionary-encoded (values list + one code per row) to keep the index small.
 TEXT_COLUMNS = ("env", "family", "suite", "preset", "agent", "status")
@@ -93,6 +98,9 @@ class EpisodeIndex:
     issues: list[str] = field(default_factory=list)
     n_rows: int = 0
     rows_loaded: bool = True
+    #: The metrics' names in column order, from meta.json: what a lazily opened index knows of
+    #: its metrics without reading its rows.
+    cached_metric_names: list[str] = field(default_factory=list)
     _row_of: dict[str, int] = field(default_factory=dict)
     _spans: array[int] | None = None
     _records: dict[int, EpisodeRecord] = field(default_factory=dict)
@@ -160,7 +168,8 @@ class EpisodeIndex:
 
     # -- what the browser gets ------------------------------------------------------------------
     def client_payload(self) -> dict[str, Any]:
-        """Columns for the list (text columns dictionary-encoded), without the byte offsets."""
+        """Columns for the list (text columns dictionary-encoded), without the byte offsets, and
+        the metrics' names only: each metric's values are ``metric_payload(position)``."""
         self.ensure_rows()
         cols: dict[str, Any] = {"id": self.columns["id"]}
         for name in TEXT_COLUMNS:
@@ -174,9 +183,13 @@ class EpisodeIndex:
             "name": self.name,
             "n": len(self),
             "columns": cols,
-            "metrics": self.metrics,
+            "metric_names": self.metric_names(),
             "issues": self.issues[:20],
         }
+
+    def metric_names(self) -> list[str]:
+        """The metrics' names; ``metric_script(position)`` is the one at ``position``."""
+        return list(self.metrics) if self.rows_loaded else list(self.cached_metric_names)
 
     def list_script(self) -> bytes:
         """``client_payload`` as a data script (from the cache when it is fresh)."""
@@ -184,6 +197,18 @@ class EpisodeIndex:
         if not self.rows_loaded and cached.exists():
             return cached.read_bytes()
         return data_script(None, self.client_payload())
+
+    def metric_script(self, position: int) -> bytes:
+        """The values of metric ``metric_names()[position]``, one per row, as a data script (from
+        the cache when it is fresh)."""
+        names = self.metric_names()
+        if not 0 <= position < len(names):
+            raise IndexError(f"no metric {position} (the run has {len(names)} metrics)")
+        cached = self.cache_dir / _METRICS_DIR / f"{position}.js"
+        if not self.rows_loaded and cached.exists():
+            return cached.read_bytes()
+        self.ensure_rows()
+        return data_script(None, _metric_payload(names[position], self.metrics[names[position]]))
 
     # -- persistence ----------------------------------------------------------------------------
     def _meta(self) -> dict[str, Any]:
@@ -196,6 +221,7 @@ class EpisodeIndex:
             "head_hash": self.head_hash,
             "results_stamp": self.results_stamp,
             "issues": self.issues,
+            "metrics": self.metric_names(),
         }
 
     def save(self) -> bool:
@@ -217,10 +243,23 @@ class EpisodeIndex:
             _atomic_write(self.cache_dir / _OFFSETS, spans.tobytes())
             _atomic_write(self.cache_dir / _ROWS, (p.encode() for p in _json_pieces(rows)))
             _atomic_write(self.cache_dir / _LIST, _data_script_pieces(None, self.client_payload()))
+            metrics_dir = self.cache_dir / _METRICS_DIR
+            metrics_dir.mkdir(exist_ok=True)
+            for stale in metrics_dir.glob("*.js"):  # a metric no longer in results.parquet
+                stale.unlink()
+            for position, (name, values) in enumerate(self.metrics.items()):
+                payload = _metric_payload(name, values)
+                _atomic_write(metrics_dir / f"{position}.js", _data_script_pieces(None, payload))
             _atomic_write(self.cache_dir / _META, json.dumps(self._meta(), indent=1).encode())
         except OSError:
             return False
         return True
+
+
+def _metric_payload(name: str, values: Any) -> dict[str, Any]:
+    """A metric script's data: its name rides along, so a page whose list came from an older
+    index (refreshed by a ``score`` since) says so instead of showing another metric's values."""
+    return {"name": name, "values": values}
 
 
 def data_script(key: str | None, data: Any) -> bytes:
@@ -551,6 +590,13 @@ def _read_meta(cache: Path) -> dict[str, Any] | None:
     return meta
 
 
+def _metric_files_exist(cache: Path, meta: dict[str, Any]) -> bool:
+    names = meta.get("metrics", [])
+    return isinstance(names, list) and all(
+        (cache / _METRICS_DIR / f"{position}.js").exists() for position in range(len(names))
+    )
+
+
 def _from_cache(run_dir: Path, meta: dict[str, Any]) -> EpisodeIndex | None:
     """The cached rows, read now (to be extended), or None when they do not match the meta."""
     index = EpisodeIndex(
@@ -594,6 +640,7 @@ def load_index(run_path: str | os.PathLike[str], *, save: bool = True) -> Episod
         and meta.get("results_stamp", "") == _results_stamp(run.path)
         and (cache / _LIST).exists()
         and (cache / _OFFSETS).exists()
+        and _metric_files_exist(cache, meta)
     ):
         fresh = EpisodeIndex(
             run.path,
@@ -605,6 +652,7 @@ def load_index(run_path: str | os.PathLike[str], *, save: bool = True) -> Episod
             issues=list(meta.get("issues", [])),
             n_rows=int(meta["n_rows"]),
             rows_loaded=False,
+            cached_metric_names=[str(name) for name in meta.get("metrics", [])],
         )
         if meta.get("run_id") == manifest.run_id and meta.get("name") == manifest.name:
             return fresh

@@ -5,6 +5,7 @@ Server and bundle share one layout, so the page has one code path::
     index.html  viewer.js  viewer.css        the page (package data, no CDN)
     data/runs.js                             the runs: id, name, episode count, chunk size
     data/<k>/index.js                        run k's episode list (EpisodeIndex.client_payload)
+    data/<k>/m/<i>.js                        run k's metric i, one value per row (on demand)
     data/<k>/ep/<c>.js                       episodes c*chunk .. (c+1)*chunk-1 of run k
 
 Data files are JavaScript (``EXV.receive(key, {...})``; key null = the one the page asked for) loaded with ``<script>`` tags rather
@@ -164,6 +165,9 @@ def _write_bundle(
         run_data = data / str(k)
         (run_data / "ep").mkdir(parents=True)
         (run_data / "index.js").write_bytes(index.list_script())
+        (run_data / "m").mkdir()
+        for position in range(len(index.metric_names())):
+            (run_data / "m" / f"{position}.js").write_bytes(index.metric_script(position))
         if only is None:
             chunks: Iterable[int] = range((len(index) + chunk_size - 1) // chunk_size)
         else:
@@ -185,7 +189,9 @@ VIEWER_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-_DATA_PATH = re.compile(r"^/data/(?:runs\.js|(\d+)/index\.js|(\d+)/ep/(\d+)\.js)$")
+_DATA_PATH = re.compile(
+    r"^/data/(?:runs\.js|(\d+)/index\.js|(\d+)/ep/(\d+)\.js|(\d+)/m/(\d+)\.js)$"
+)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -222,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, f"not found: {path}".encode(), "text/plain")
             return
         try:
-            body = self.server.data(match.group(1), match.group(2), match.group(3))
+            body = self.server.data(*match.groups())
         except IndexError as exc:
             self._send(HTTPStatus.NOT_FOUND, str(exc).encode(), "text/plain")
             return
@@ -249,6 +255,7 @@ class ViewerServer(ThreadingHTTPServer):
         self.runs = ViewerRuns.open(run_dirs)
         self.verbose = verbose
         self._index_cache: dict[int, bytes] = {}
+        self._metric_cache: dict[tuple[int, int], bytes] = {}
         self._lock = threading.Lock()
         self._render_lock = threading.Lock()
         super().__init__((host, port), _Handler)
@@ -258,7 +265,23 @@ class ViewerServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}/"
 
-    def data(self, index_run: str | None, chunk_run: str | None, chunk: str | None) -> bytes:
+    def data(
+        self,
+        index_run: str | None,
+        chunk_run: str | None = None,
+        chunk: str | None = None,
+        metric_run: str | None = None,
+        metric: str | None = None,
+    ) -> bytes:
+        if metric_run is not None and metric is not None:
+            k = int(metric_run)
+            if k >= len(self.runs.indexes):
+                raise IndexError(f"no run {k}")
+            with self._lock:
+                key = (k, int(metric))
+                if key not in self._metric_cache:
+                    self._metric_cache[key] = self.runs.indexes[k].metric_script(int(metric))
+                return self._metric_cache[key]
         if index_run is not None:
             k = int(index_run)
             if k >= len(self.runs.indexes):

@@ -1,7 +1,8 @@
 /* exploreval episode viewer: list, filter and step through episodes. No dependencies.
  *
  * Data arrive as scripts calling EXV.receive(key, data) (works from file:// and any server):
- *   data/runs.js -> "runs"; data/<k>/index.js -> "index:<k>"; data/<k>/ep/<c>.js -> "chunk:<k>:<c>".
+ *   data/runs.js -> "runs"; data/<k>/index.js -> "index:<k>"; data/<k>/ep/<c>.js -> "chunk:<k>:<c>";
+ *   data/<k>/m/<i>.js -> "metric:<k>:<i>" (metric i's values, loaded when a range or sort needs it).
  * Routes (location.hash):
  *   #/list?run=..&suite=..&env=..&preset=..&agent=..&success=1|0&errors=1|0&m=metric:min:max&page=N
  *   #/run/<run_id>/episode/<episode_id>[/step/<t>]
@@ -70,6 +71,28 @@
     const c = ix.columns;
     ix.text = (name, row) => c[name].values[c[name].codes[row]];
     ix.rowOf = null;
+    ix.metrics = {};  // name -> values, filled by needMetrics
+  }
+
+  /** Load the values of the named metrics that a run has and the page has not loaded yet. */
+  function needMetrics(names) {
+    const loads = [];
+    state.indexes.forEach((ix, k) => {
+      for (const name of new Set(names)) {
+        const i = ix.metric_names.indexOf(name);
+        if (i < 0 || ix.metrics[name]) continue;
+        loads.push(load(`data/${k}/m/${i}.js`, `metric:${k}:${i}`).then((m) => {
+          if (m.name !== name) throw new Error(`run ${ix.run_id}'s index changed since this page loaded it (metric ${i} is now ${m.name}, not ${name}); reload the page`);
+          ix.metrics[name] = m.values;
+        }));
+      }
+    });
+    return Promise.all(loads);
+  }
+
+  /** The metrics a list's filters, sort and extra columns read. */
+  function metricsOf(f) {
+    return [...f.ranges.map((r) => r.name), f.sort.replace(/^-/, "")].filter(Boolean);
   }
 
   function rowOf(k, id) {
@@ -193,14 +216,16 @@
 
   function metricNames() {
     const seen = new Set(["steps", "invalid", "reward", "tokens", "cost", "retries"]);
-    for (const ix of state.indexes) for (const m of Object.keys(ix.metrics)) seen.add(m);
+    for (const ix of state.indexes) for (const m of ix.metric_names) seen.add(m);
     return [...seen].sort();
   }
 
   // -- list view ---------------------------------------------------------------------------------
-  function renderList(query) {
+  async function renderList(query, seq) {
     const f = parseFilters(query);
     state.listHash = filterHash({ ...f, page: f.page });
+    await needMetrics(metricsOf(f));
+    if (seq !== routeSeq) return;
     const rows = sortRows(applyFilters(f), f.sort);
     state.filtered = rows;
     const total = state.indexes.reduce((s, ix) => s + ix.n, 0);
@@ -437,9 +462,10 @@
     if (next !== cur.step) location.hash = stepHash(next);
   }
 
-  function moveEpisode(delta) {
+  async function moveEpisode(delta) {
     if (!state.filtered) {
       const f = parseFilters(state.listHash.split("?")[1]);
+      await needMetrics(metricsOf(f));
       state.filtered = sortRows(applyFilters(f), f.sort);
     }
     const rows = state.filtered;
@@ -463,11 +489,15 @@
       }
       cur.k = -1;
       const q = hash.startsWith("#/list") ? hash.slice(6).replace(/^\?/, "") : "";
-      renderList(q);
+      await renderList(q, seq);
     } catch (err) {
       if (seq !== routeSeq) return;
-      app().replaceChildren(el("p", { class: "error", id: "route-error" }, String(err.message || err)), el("a", { href: "#/list" }, "back to the list"));
+      showError(err);
     }
+  }
+
+  function showError(err) {
+    app().replaceChildren(el("p", { class: "error", id: "route-error" }, String(err.message || err)), el("a", { href: "#/list" }, "back to the list"));
   }
 
   function onKey(e) {
@@ -487,8 +517,8 @@
     if (onEpisode) {
       if (key === "j" || key === "ArrowRight" || key === "ArrowDown") { e.preventDefault(); moveStep(1); }
       else if (key === "k" || key === "ArrowLeft" || key === "ArrowUp") { e.preventDefault(); moveStep(-1); }
-      else if (key === "n") moveEpisode(1);
-      else if (key === "p") moveEpisode(-1);
+      else if (key === "n") moveEpisode(1).catch(showError);
+      else if (key === "p") moveEpisode(-1).catch(showError);
       else if (key === "u" || key === "Escape") location.hash = state.listHash;
       return;
     }
