@@ -331,3 +331,44 @@ def test_a_missing_metric_script_or_an_old_cache_rebuilds_the_index(run: Path) -
     (run / "results.parquet").unlink()
     assert load_index(run).metric_names() == []
     assert list(metrics.glob("*.js")) == [] and _fresh(run)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 3), st.booleans()), min_size=1, max_size=5),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_retried_episodes_keep_the_store_s_record_whatever_the_order(
+    run: Path, appends: list[list[tuple[int, bool]]]
+) -> None:
+    """Lines of a few episode ids, ok or errored, appended in batches with the index refreshed
+    after each: every row is the store's latest record of its id (its last ok line, else its
+    last line), in the order ids first appear, whether the index parses the new lines itself or
+    reads them from the run's columns (the ``run`` fixture's two modes)."""
+    template = json.loads(lines(run)[0])
+    log = run / "episodes.jsonl"
+    original = log.read_bytes()
+    try:
+        load_index(run)
+        written = 0
+        for batch in appends:
+            with open(log, "a", encoding="utf-8") as fh:
+                for which, ok in batch:
+                    written += 1  # each line its own reward: the row names the line it took
+                    record = {**template, "episode_id": f"retried{which:08d}"}
+                    record["total_reward"] = float(written)
+                    if not ok:
+                        record.update(status="error", error="boom", success=False)
+                    fh.write(json.dumps(record) + "\n")
+            assert_matches_store(run)
+    finally:  # the next example starts from the fixture's run again
+        log.write_bytes(original)
+        shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
+        shutil.rmtree(run / "columns", ignore_errors=True)

@@ -410,21 +410,29 @@ def _scan(index: EpisodeIndex, start: int, suites: dict[str, str]) -> None:
 #: columnar query) instead of parsing every new line itself.
 COLUMNS_FROM_BYTES = 8 * 1024 * 1024
 
+#: The row of each episode id first seen from byte ``start`` on: its latest ``ok`` line, else its
+#: latest line (the store's rule), in the order the ids first appear; with its step counts.
 _COLUMN_ROWS = """
+    with chosen as (
+        select episode_id, min(line) as first_line,
+            coalesce(max(line) filter (where coalesce(status, 'ok') = 'ok'), max(line)) as line
+        from all_episodes
+        where log_offset >= {start}
+        group by episode_id
+    )
     select e.episode_id, e.log_offset, e.log_length, e.env_id, e.family, e.preset, e.agent,
         e.status, e.seed, e.repeat, e.success, e.total_reward, e.prompt_tokens,
-        e.completion_tokens, e.cost_usd, coalesce(s.acting, 0), coalesce(s.invalid, 0),
-        coalesce(s.retries, 0)
-    from all_episodes e left join (
+        e.completion_tokens, e.cost_usd, coalesce(s.acting, 0) as acting,
+        coalesce(s.invalid, 0) as invalid, coalesce(s.retries, 0) as retries
+    from chosen c join all_episodes e on e.line = c.line left join (
         select line, count(*) filter (where phase = 'task') as acting,
             count(*) filter (where phase = 'task' and valid = false) as invalid,
-            sum(coalesce(retries, 0)) as retries
+            cast(sum(coalesce(retries, 0)) as bigint) as retries
         from all_steps
-        where line in (select line from all_episodes where log_offset >= {start})
+        where line in (select line from chosen)
         group by line
-    ) s using (line)
-    where e.log_offset >= {start}
-    order by e.line
+    ) s on s.line = c.line
+    order by c.first_line
 """
 
 
@@ -449,62 +457,110 @@ def _scan_columns(index: EpisodeIndex, start: int, suites: dict[str, str]) -> bo
         # the unreadable lines past what the index had (this sync's, or an earlier one's)
         new_issues = [i for i in columns.issues() if i.line > int(before)] or stats.issues
         index.issues += [f"{path} line {i.line}: {i.message}" for i in new_issues]
-        cursor = con.execute(_COLUMN_ROWS.format(start=int(start)))
-        while batch := cursor.fetchmany(65536):  # a million rows never all held as tuples
-            _index_rows(index, batch, suites)
+        shared: dict[str, str] = {}
+        batches = con.sql(_COLUMN_ROWS.format(start=int(start))).to_arrow_reader(65536)
+        for batch in batches:  # a million rows never all held as Python values at once
+            _index_batch(index, _batch_values(batch, suites, shared))
     finally:
         con.close()
     index.scanned_bytes = int(state.get("offset", start))
     return True
 
 
-def _index_rows(index: EpisodeIndex, rows: list[tuple[Any, ...]], suites: dict[str, str]) -> None:
-    """Add or replace the rows of ``_COLUMN_ROWS`` results (latest record per id, ok first).
-    Text values are shared (one string object per distinct value, not per row)."""
+def _batch_values(
+    batch: Any, suites: dict[str, str], shared: dict[str, str]
+) -> dict[str, list[Any]]:
+    """One batch of ``_COLUMN_ROWS`` as the index's columns (``_row_values`` of each row, a column
+    at a time). Text values are shared: one string object per distinct value, not per row."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def column(name: str) -> Any:
+        return batch.column(batch.schema.get_field_index(name))
+
+    def texts(array: Any, default: str = "", mapping: dict[str, str] | None = None) -> list[str]:
+        array = pc.fill_null(array.cast(pa.string()), "")
+        encoded = pc.dictionary_encode(array)
+        values = []
+        for value in encoded.dictionary.to_pylist():
+            value = value or default
+            if mapping is not None:
+                value = mapping.get(value, value)
+            values.append(shared.setdefault(value, value))
+        picked: list[str] = np.array(values, dtype=object)[encoded.indices.to_numpy()].tolist()
+        return picked
+
+    def rounded(array: Any) -> list[float | int | None]:
+        encoded = pc.dictionary_encode(pc.fill_null(array.cast(pa.float64()), 0.0))
+        values = [_round(value) for value in encoded.dictionary.to_pylist()]
+        picked: list[float | int | None] = np.array(values, dtype=object)[
+            encoded.indices.to_numpy()
+        ].tolist()
+        return picked
+
+    def integers(array: Any) -> Any:
+        return pc.fill_null(array.cast(pa.int64()), 0).to_numpy()
+
+    status = texts(column("status"), default="ok")
+    invalid = integers(column("invalid"))
+    not_ok = np.array([value != "ok" for value in status], dtype=bool)
+    success = pc.fill_null(column("success"), False).to_numpy(zero_copy_only=False)
+    tokens = integers(column("prompt_tokens")) + integers(column("completion_tokens"))
+    return {
+        "id": column("episode_id").to_pylist(),
+        "offset": integers(column("log_offset")).tolist(),
+        "length": integers(column("log_length")).tolist(),
+        "env": texts(column("env_id")),
+        "family": texts(column("family")),
+        "suite": texts(column("family"), mapping=suites),
+        "preset": texts(column("preset")),
+        "agent": texts(column("agent")),
+        "status": status,
+        "seed": column("seed").to_pylist(),
+        "repeat": integers(column("repeat")).tolist(),
+        "success": success.astype(np.int64).tolist(),
+        "steps": integers(column("acting")).tolist(),
+        "invalid": invalid.tolist(),
+        "reward": rounded(column("total_reward")),
+        "tokens": tokens.tolist(),
+        "cost": rounded(column("cost_usd")),
+        "retries": integers(column("retries")).tolist(),
+        "has_errors": (not_ok | (invalid > 0)).astype(np.int64).tolist(),
+    }
+
+
+def _index_batch(index: EpisodeIndex, batch: dict[str, list[Any]]) -> None:
+    """Add the batch's ids new to the index (column by column), and replace the rows of ids it
+    has when the batch's line wins (an ``ok`` line, or the row is not ``ok``)."""
     cols = index.columns
+    names = [name for name in batch if name not in ("id", "offset", "length")]
+    index.row_of("")  # builds the id -> row map
+    known = [index._row_of.get(eid) for eid in batch["id"]]
+    fresh = [position for position, row in enumerate(known) if row is None]
+    if len(fresh) == len(known):  # the usual case (a cold build): whole columns at once
+        taken = batch
+    else:
+        taken = {name: [values[p] for p in fresh] for name, values in batch.items()}
+    first = len(index.offsets)
+    index._row_of.update((eid, first + k) for k, eid in enumerate(taken["id"]))
+    cols["id"].extend(taken["id"])
+    index.offsets.extend(taken["offset"])
+    index.lengths.extend(taken["length"])
+    for name in names:
+        cols[name].extend(taken[name])
+    if len(fresh) == len(known):
+        return
     status_col = cols["status"]
-    shared: dict[str, str] = {}
-
-    def text(value: Any) -> str:
-        value = str(value or "")
-        return shared.setdefault(value, value)
-
-    for (
-        eid, here, length, env, family, preset, agent, status, seed, repeat, success, reward,
-        prompt, completion, cost, acting, invalid, retries,
-    ) in rows:  # fmt: skip
-        status = text(status or "ok")
-        values = {
-            "env": text(env),
-            "family": text(family),
-            "suite": text(suites.get(str(family or ""), str(family or ""))),
-            "preset": text(preset),
-            "agent": text(agent),
-            "status": status,
-            "seed": seed,
-            "repeat": repeat if repeat is not None else 0,
-            "success": 1 if success else 0,
-            "steps": int(acting),
-            "invalid": int(invalid),
-            "reward": _round(reward if reward is not None else 0.0),
-            "tokens": int(prompt or 0) + int(completion or 0),
-            "cost": _round(cost if cost is not None else 0.0),
-            "retries": int(retries),
-            "has_errors": 1 if (status != "ok" or invalid > 0) else 0,
-        }
-        row = index.row_of(eid)
-        if row is None:
-            row = len(index.offsets)
-            index._row_of[eid] = row
-            cols["id"].append(eid)
-            index.offsets.append(int(here))
-            index.lengths.append(int(length))
-            for name, value in values.items():
-                cols[name].append(value)
-        elif status == "ok" or status_col[row] != "ok":
-            index.offsets[row], index.lengths[row] = int(here), int(length)
-            for name, value in values.items():
-                cols[name][row] = value
+    for position, row in enumerate(known):
+        if row is None or not (batch["status"][position] == "ok" or status_col[row] != "ok"):
+            continue
+        index.offsets[row], index.lengths[row] = (
+            batch["offset"][position],
+            batch["length"][position],
+        )
+        for name in names:
+            cols[name][row] = batch[name][position]
 
 
 def _results_stamp(run_dir: Path) -> str:
