@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,7 +133,7 @@ def main() -> None:
         args.episodes = 30
     if args.episodes < 1:
         raise SystemExit(f"--episodes must be at least 1, got {args.episodes}")
-    if subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0:
+    if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt install valgrind")
     sources = [("this tree", SRC)]
     if args.vs is not None:

@@ -308,6 +308,13 @@ def test_the_list_holds_metric_names_and_each_metric_is_its_own_script(run: Path
     assert not lazy.rows_loaded  # every metric came from its cached script
     with pytest.raises(IndexError, match=f"no metric {len(names)}"):
         lazy.metric_script(len(names))
+    # a score refreshes the saved index under a viewer that opened it lazily: that viewer's
+    # list names the old metrics, so it must say what to do, not serve another metric's values
+    (run / "results.parquet").unlink()
+    assert load_index(run).metric_names() == []
+    stale = _script_data(lazy.metric_script(names.index("coverage")))
+    assert isinstance(stale, dict) and stale["name"] == "coverage" and "values" not in stale
+    assert "restart exploreval view" in stale["error"]
 
 
 def test_a_missing_metric_script_or_an_old_cache_rebuilds_the_index(run: Path) -> None:
@@ -372,3 +379,14 @@ def test_retried_episodes_keep_the_store_s_record_whatever_the_order(
         log.write_bytes(original)
         shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
         shutil.rmtree(run / "columns", ignore_errors=True)
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=300))
+def test_a_metric_script_s_name_is_read_back_whatever_it_holds(name: str) -> None:
+    """The server checks a saved metric script's name before serving it: any name (quotes,
+    ``</script>``, U+2028, astral characters) reads back as written."""
+    from exploreval.viewer._index import _metric_payload, _script_metric_name, data_script
+
+    assert _script_metric_name(data_script(None, _metric_payload(name, [1, None]))) == name
+    assert _script_metric_name(data_script(None, {"values": [1]})) is None

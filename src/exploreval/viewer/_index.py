@@ -204,11 +204,23 @@ class EpisodeIndex:
         names = self.metric_names()
         if not 0 <= position < len(names):
             raise IndexError(f"no metric {position} (the run has {len(names)} metrics)")
-        cached = self.cache_dir / _METRICS_DIR / f"{position}.js"
-        if not self.rows_loaded and cached.exists():
-            return cached.read_bytes()
-        self.ensure_rows()
-        return data_script(None, _metric_payload(names[position], self.metrics[names[position]]))
+        if self.rows_loaded:
+            return data_script(
+                None, _metric_payload(names[position], self.metrics[names[position]])
+            )
+        try:
+            script = (self.cache_dir / _METRICS_DIR / f"{position}.js").read_bytes()
+        except OSError:
+            script = b""
+        if _script_metric_name(script) == names[position]:
+            return script
+        # The saved index changed under this (lazily opened) one: a score refreshed the run's
+        # metrics. The page must not get another metric's values, nor a 404 it cannot explain.
+        problem = (
+            f"the viewer index of {self.run_dir} changed since this viewer opened it (a score "
+            "refreshed its metrics): restart exploreval view"
+        )
+        return data_script(None, {"name": names[position], "error": problem})
 
     # -- persistence ----------------------------------------------------------------------------
     def _meta(self) -> dict[str, Any]:
@@ -260,6 +272,20 @@ def _metric_payload(name: str, values: Any) -> dict[str, Any]:
     """A metric script's data: its name rides along, so a page whose list came from an older
     index (refreshed by a ``score`` since) says so instead of showing another metric's values."""
     return {"name": name, "values": values}
+
+
+def _script_metric_name(script: bytes) -> str | None:
+    """The name a saved metric script carries (its first field), or None."""
+    head = b'EXV.receive(null,{"name":'
+    if not script.startswith(head):
+        return None
+    try:
+        name, _end = json.JSONDecoder().raw_decode(
+            script[len(head) : len(head) + 4096].decode(errors="replace")
+        )
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def data_script(key: str | None, data: Any) -> bytes:

@@ -82,6 +82,7 @@
         const i = ix.metric_names.indexOf(name);
         if (i < 0 || ix.metrics[name]) continue;
         loads.push(load(`data/${k}/m/${i}.js`, `metric:${k}:${i}`).then((m) => {
+          if (m.error) throw new Error(m.error);
           if (m.name !== name) throw new Error(`run ${ix.run_id}'s index changed since this page loaded it (metric ${i} is now ${m.name}, not ${name}); reload the page`);
           ix.metrics[name] = m.values;
         }));
