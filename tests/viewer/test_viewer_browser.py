@@ -296,6 +296,12 @@ def test_the_list_loads_a_metric_only_when_a_range_or_a_sort_needs_it(
     }
     assert len(auv) == 3  # TIDE scores every suite's episodes
     wait(browser, lambda b: loaded_metric_scripts(b) == wanted | auv)
+    # the metric sorted on is a column of the list, with its mark, in that order
+    assert "▼" in browser.find_element(By.CSS_SELECTOR, "th[data-sort=tide_auv]").text
+    shown = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "td[data-metric=tide_auv]")]
+    values = [float(v) for v in shown if v != "–"]
+    assert values and values == sorted(values, reverse=True)
+    assert shown == [*shown[: len(values)], *["–"] * (len(shown) - len(values))]
 
 
 def test_report_links_open_in_the_bundled_viewer(

@@ -263,6 +263,8 @@
 
     const multi = state.runs.length > 1;
     const extra = f.ranges.map((r) => r.name).filter((m) => !LIST_NUMBERS[m]);
+    const sorted = f.sort.replace(/^-/, "");  // a metric sorted on is shown, with its mark
+    if (sorted && !LIST_NUMBERS[sorted] && sorted !== "seed" && sorted !== "success" && !extra.includes(sorted)) extra.push(sorted);
     const sortable = (label, column) => {
       const mark = f.sort === column ? " ▲" : f.sort === "-" + column ? " ▼" : "";
       const next = f.sort === column ? "-" + column : f.sort === "-" + column ? "" : column;
