@@ -127,10 +127,13 @@ class EpisodeIndex:
             )
 
     def row_of(self, episode_id: str) -> int | None:
+        return self._rows_by_id().get(episode_id)
+
+    def _rows_by_id(self) -> dict[str, int]:
         self.ensure_rows()
         if not self._row_of:
             self._row_of = {eid: row for row, eid in enumerate(self.columns.get("id", []))}
-        return self._row_of.get(episode_id)
+        return self._row_of
 
     def _span(self, row: int) -> tuple[int, int]:
         """(offset, length) of ``row``'s line; a lazy index reads only the binary offsets file."""
@@ -169,7 +172,7 @@ class EpisodeIndex:
     # -- what the browser gets ------------------------------------------------------------------
     def client_payload(self) -> dict[str, Any]:
         """Columns for the list (text columns dictionary-encoded), without the byte offsets, and
-        the metrics' names only: each metric's values are ``metric_payload(position)``."""
+        the metrics' names only: each metric's values are ``metric_script(position)``."""
         self.ensure_rows()
         cols: dict[str, Any] = {"id": self.columns["id"]}
         for name in TEXT_COLUMNS:
@@ -561,15 +564,15 @@ def _index_batch(index: EpisodeIndex, batch: dict[str, list[Any]]) -> None:
     has when the batch's line wins (an ``ok`` line, or the row is not ``ok``)."""
     cols = index.columns
     names = [name for name in batch if name not in ("id", "offset", "length")]
-    index.row_of("")  # builds the id -> row map
-    known = [index._row_of.get(eid) for eid in batch["id"]]
+    rows_by_id = index._rows_by_id()
+    known = [rows_by_id.get(eid) for eid in batch["id"]]
     fresh = [position for position, row in enumerate(known) if row is None]
     if len(fresh) == len(known):  # the usual case (a cold build): whole columns at once
         taken = batch
     else:
         taken = {name: [values[p] for p in fresh] for name, values in batch.items()}
     first = len(index.offsets)
-    index._row_of.update((eid, first + k) for k, eid in enumerate(taken["id"]))
+    rows_by_id.update((eid, first + k) for k, eid in enumerate(taken["id"]))
     cols["id"].extend(taken["id"])
     index.offsets.extend(taken["offset"])
     index.lengths.extend(taken["length"])
