@@ -505,6 +505,7 @@ def _batch_values(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    # -> Any: a pyarrow array (pyarrow ships no type information)
     def column(name: str) -> Any:
         return batch.column(batch.schema.get_field_index(name))
 
@@ -528,6 +529,7 @@ def _batch_values(
         ].tolist()
         return picked
 
+    # -> Any: a numpy int64 array, nulls as 0 (from an untyped pyarrow array)
     def integers(array: Any) -> Any:
         return pc.fill_null(array.cast(pa.int64()), 0).to_numpy()
 
