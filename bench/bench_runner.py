@@ -6,7 +6,9 @@
    achieved requests/s vs the ideal concurrency / delay, through the real openai SDK client; once
    with env steps run inline (as the built-in microsecond envs declare with ``run_inline``) and
    once the default way for sync envs (each step on a worker thread, so that a blocking step
-   never stalls the other episodes), which costs a thread hop per step.
+   never stalls the other episodes), which costs a thread hop per step. Then 64, 128 and 256
+   episodes in flight against a 1 s stub, each also split into its start-up (when the stub saw
+   the first request) and the steady rate after it (the stub's ``/stats`` timestamps).
 
 Run: python bench/bench_runner.py [--quick]
 """
@@ -128,9 +130,11 @@ def stub_process(delay_s: float, reply: str) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def served(base_url: str) -> int:
+def served(base_url: str) -> dict[str, Any]:
+    """The stub's counts: requests, and when the first and the latest arrived."""
     with urllib.request.urlopen(f"{base_url}/stats", timeout=5) as response:
-        return int(json.load(response)["requests"])
+        stats: dict[str, Any] = json.load(response)
+    return stats
 
 
 def throughput(
@@ -159,20 +163,29 @@ def throughput(
                 "concurrency": concurrency,
             }
         )
+        started_at = time.time()
         start = time.perf_counter()
         cpu = time.process_time()
         run_experiment(spec, tmp)
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu
-        count = served(base_url)
+        stats = served(base_url)
+    count = int(stats["requests"])
     ideal = concurrency / delay_s
     achieved = count / elapsed
+    # Between the first request's arrival and the last's, every episode is in flight: the
+    # requests that arrived after the first wave, over that span, is the steady rate (what the
+    # run's start-up, before its first request, and its end do not dilute).
+    span = float(stats["last_request_at"]) - float(stats["first_request_at"])
+    steady = (count - concurrency) / span if span > 0 and count > concurrency else achieved
     return {
         "requests": count,
         "seconds": elapsed,
         "achieved_rps": achieved,
         "ideal_rps": ideal,
         "efficiency": achieved / ideal,
+        "steady_efficiency": steady / ideal,
+        "first_request_s": float(stats["first_request_at"]) - started_at,
         "cpu_ms_per_request": 1000 * cpu / count,
     }
 
@@ -212,7 +225,8 @@ def main() -> None:
         print(
             f"stub throughput  concurrency={concurrency} delay=1s: {r['achieved_rps']:.1f} req/s "
             f"of ideal {r['ideal_rps']:.0f} ({100 * r['efficiency']:.1f}%{goal}); "
-            f"{r['cpu_ms_per_request']:.2f} ms CPU per request"
+            f"{r['cpu_ms_per_request']:.2f} ms CPU per request; first request after "
+            f"{r['first_request_s']:.2f} s, then {100 * r['steady_efficiency']:.1f}% of ideal"
         )
 
 

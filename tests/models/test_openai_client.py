@@ -144,3 +144,25 @@ def test_cache_replays_without_calling_and_separates_samples(tmp_path) -> None: 
         assert server.request_count == 4
     assert len({first.text, *(o.text for o in other)}) == 4
     assert len(ResponseCache(path)) == 4
+
+
+def test_the_stubs_stats_say_when_the_first_and_latest_requests_arrived() -> None:
+    """bench_runner splits a run's start-up from its steady rate with these timestamps."""
+    import json
+    import urllib.request
+
+    def stats(server: StubServer) -> dict:
+        with urllib.request.urlopen(f"{server.base_url}/stats", timeout=5) as response:
+            return json.load(response)
+
+    with StubServer(delay_s=0.05) as server:
+        assert stats(server) == {"requests": 0, "first_request_at": None, "last_request_at": None}
+        before = time.time()
+        complete(client_for(server))
+        one = stats(server)
+        assert one["requests"] == 1 and before <= one["first_request_at"] == one["last_request_at"]
+        complete(client_for(server), repeat=1)  # another cache key: a second request
+        two = stats(server)
+        assert two["requests"] == 2 and two["first_request_at"] == one["first_request_at"]
+        assert two["last_request_at"] >= one["last_request_at"] + 0.05  # after the first reply
+        assert two["last_request_at"] <= time.time()

@@ -63,6 +63,9 @@ class StubServer:
     * ``require_key``: answer 401 unless ``Authorization: Bearer <key>``.
     * ``requests``: bodies received (for asserting pass-through of parameters).
     * ``max_in_flight``: the most chat requests it was answering at once (connection limits).
+    * ``first_request_at`` / ``last_request_at``: when the first and the latest chat request
+      arrived (``time.time()``), so a benchmark can tell its client's start-up and wind-down
+      from the steady state between them.
     """
 
     def __init__(
@@ -85,6 +88,8 @@ class StubServer:
         self.reasoning = reasoning
         self.requests: list[dict[str, Any]] = []
         self.request_count = 0
+        self.first_request_at: float | None = None
+        self.last_request_at: float | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: deque[tuple[int, dict[str, str]]] = deque()
@@ -138,7 +143,12 @@ class StubServer:
 
             def do_GET(self) -> None:  # noqa: N802 - http.server naming
                 if self.path.rstrip("/").endswith("/stats"):
-                    self._send(200, {"requests": stub.request_count}, {})
+                    stats = {
+                        "requests": stub.request_count,
+                        "first_request_at": stub.first_request_at,
+                        "last_request_at": stub.last_request_at,
+                    }
+                    self._send(200, stats, {})
                     return
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]}, {})
 
@@ -163,8 +173,12 @@ class StubServer:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                arrived = time.time()
                 with stub._lock:
                     stub.request_count += 1
+                    if stub.first_request_at is None:
+                        stub.first_request_at = arrived
+                    stub.last_request_at = arrived
                     stub.requests.append(body)
                     fault = stub._faults.popleft() if stub._faults else None
                     malformed = stub._malformed.popleft() if stub._malformed else None
