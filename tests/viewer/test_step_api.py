@@ -182,6 +182,49 @@ def test_episode_over_http_carries_prompts_annotations_and_views(runs: dict[str,
         server.server_close()
 
 
+def test_episode_pages_import_no_pandas_unless_a_judge_wrote_a_table(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Every episode page of a grid, bandit and puzzle run (its steps, each suite's views and
+    annotations, TIDE's loop marks) is served without importing pandas: pandas was a third of a
+    second of the first page a person opened. A judged table is read with pandas, and then
+    pandas is imported (so the check above is not vacuous)."""
+    import shutil
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from exploreval.viewer._server import ViewerRuns\n"
+        "data = ViewerRuns.open(sys.argv[1:])\n"
+        "pages = 0\n"
+        "for k, index in enumerate(data.indexes):\n"
+        "    for chunk in range(len(index) // 64 + 1):\n"
+        "        pages += len(data.chunk(k, chunk, 64)['episodes'])\n"
+        "print(pages, 'pandas' in sys.modules)\n"
+    )
+
+    def serve(*paths: Path) -> str:
+        done = subprocess.run([sys.executable, "-c", code, *map(str, paths)],
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        pages, imported = done.stdout.split()
+        assert int(pages) == sum(len(records(path)) for path in paths)  # every episode's page
+        return imported
+
+    assert serve(runs["grid"], runs["mixed"]) == "False"
+    judged = tmp_path / "grid"
+    shutil.copytree(runs["grid"], judged)
+    (judged / "tables" / "judged").mkdir(parents=True)
+    import pandas as pd
+
+    episode = records(judged)[0].episode_id
+    pd.DataFrame({"episode_id": [episode], "category": ["x"]}).to_parquet(
+        judged / "tables" / "judged" / "terminal_judge.parquet"
+    )
+    assert serve(judged) == "True"
+
+
 def test_metric_scripts_over_http_and_in_a_bundle_are_the_index_s(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from exploreval.metrics._tide_state import StateIdentity
 
@@ -83,6 +82,8 @@ def _dense_ids(items: Sequence[Hashable]) -> IntArray:
         return np.fromiter(
             (seen.setdefault(item, len(seen)) for item in items), dtype=np.int64, count=len(items)
         )
+    import pandas as pd  # here, not at the top: the viewer imports this module
+
     array = np.fromiter(items, dtype=object, count=len(items))
     codes, _ = pd.factorize(array, use_na_sentinel=False)
     return np.asarray(codes, dtype=np.int64)

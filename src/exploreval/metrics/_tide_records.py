@@ -9,10 +9,9 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from exploreval.core import EpisodeRecord, content_key
 from exploreval.metrics._hooks import registered_progress, registered_state_identity
@@ -33,7 +32,19 @@ from exploreval.metrics._tide_memory import RecallResult, recall_distances
 from exploreval.metrics._tide_state import DEFAULT_IDENTITY, StateIdentity
 from exploreval.metrics._tide_tmax import record_budget, resolve_t_max, resolve_t_max_from
 
+if TYPE_CHECKING:  # pandas where tables are built: the viewer's step annotations import this
+    import pandas as pd
+
 TMaxOverride = int | Mapping[str, int] | None
+
+
+def _frame(rows: Any) -> pd.DataFrame:
+    """A run table; pandas is imported by the first table, not by the module (the viewer's step
+    annotations import this module, and pandas is a third of a second of an episode's first
+    page)."""
+    import pandas as pd
+
+    return pd.DataFrame(rows)
 
 
 # -- state identity per suite -------------------------------------------------------------------
@@ -627,7 +638,7 @@ def _summary_table(run: _Trajectories) -> pd.DataFrame:
                 "auv_tasks_without_loops": float(np.mean(without_loops)) if without_loops else None,
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows)
 
 
 def action_verb(action: str) -> str:
@@ -667,7 +678,7 @@ def _loop_actions_table(conditions: Sequence[Condition]) -> pd.DataFrame:
                     "share": count / total,
                 }
             )
-    return pd.DataFrame(rows)
+    return _frame(rows)
 
 
 #: Points of a curve drawn against the fraction of each episode's own budget.
@@ -775,7 +786,7 @@ def _curves_table(run: _Trajectories) -> pd.DataFrame:
                     "progress": float(progress_u[index]) if progress_u is not None else None,
                 }
             )
-    return pd.DataFrame(rows)
+    return _frame(rows)
 
 
 def _scores_by_task(
@@ -871,7 +882,7 @@ def _memory_table(run: _Trajectories) -> pd.DataFrame:
                 **row,
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows)
 
 
 def window_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
@@ -899,7 +910,7 @@ def _window_table(run: _Trajectories) -> pd.DataFrame:
                 "episodes": len(cond.records),
             }
         )
-    frame = pd.DataFrame(rows)
+    frame = _frame(rows)
     if frame.empty:
         return frame
     # Only agents with at least two window settings make a curve.
@@ -999,7 +1010,7 @@ def _points_table(items: Sequence[TrajectorySummary], windows: Windows) -> pd.Da
                 "auv": one_task_auv(item.solved, windows.of(item)),
             }
         )
-    return pd.DataFrame(points)
+    return _frame(points)
 
 
 def memory_index_between(
@@ -1043,4 +1054,4 @@ def memory_index_between(
                 **memory_index_row(cond.records, match[0].records, windows),
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows)

@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from exploreval.core import EpisodeRecord
 from exploreval.suites.task2quiz._contract import NON_ANSWERABLE, QuizWorld, Stage1StepFacts
+
+if TYPE_CHECKING:  # pandas only where the run tables are built: the viewer imports this
+    import pandas as pd
 
 QTYPES = ("location", "connectivity", "direction", "match", "property")
 
@@ -185,6 +187,8 @@ def quiz_rows(record: EpisodeRecord) -> QuizRows:
 
 def task2quiz_tables_from_rows(items: Sequence[QuizRows]) -> dict[str, pd.DataFrame]:
     """The reduce side of ``task2quiz_run_metrics``, from the episodes' ``quiz_rows``."""
+    import pandas as pd
+
     rows = [row for item in items if item is not None for row in item[0]]
     episodes = [item[1] for item in items if item is not None]
     if not rows:
