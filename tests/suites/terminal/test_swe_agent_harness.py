@@ -26,6 +26,15 @@ def call(name: str, **arguments: Any) -> str:
     return "Let me look.\n" + json.dumps({"name": name, "arguments": arguments})
 
 
+#: The here-document's delimiter: not "EOF", which some gold solutions use for here-documents
+#: of their own (csv-to-json's python3 - <<'EOF'), where it would end the outer one early.
+END = "GOLD_SOLUTION_END"
+
+
+def _heredoc(solution: str) -> str:
+    return f"bash <<'{END}'\n{solution}{END}"
+
+
 def test_prompts_are_swe_agents_and_the_editor_comes_with_its_tool_option() -> None:
     bash = started(SWEAgentHarness())
     assert bash.system_prompt().startswith(SWE_AGENT_SYSTEM)
@@ -93,21 +102,12 @@ async def test_both_configurations_solve_a_built_in_task(tools: str) -> None:
         assert record.steps[1].info.get("output_kind") == "editor"
 
 
-#: The here-document's delimiter: not "EOF", which some gold solutions use for here-documents
-#: of their own (csv-to-json's python3 - <<'EOF'), where it would end the outer one early.
-END = "GOLD_SOLUTION_END"
-
-
-def _heredoc(solution: str) -> str:
-    return f"bash <<'{END}'\n{solution}{END}"
-
-
 def test_every_built_in_solution_survives_the_heredoc_intact() -> None:
     """The scaffold plays a gold solution as one bash call, a quoted here-document: the shell
     passes its body through byte for byte unless a line of it is the delimiter itself. True of
     all 42 tasks (with "EOF" it was not: the outer here-document ended inside csv-to-json's own,
-    and the rest ran as luck had it), so the one task of each kind played below stands for the rest of its kind (the
-    gold solutions themselves pass on all 42 in test_builtin_tasks)."""
+    and the rest ran as luck had it). So the one task of each kind played below stands for the
+    rest of its kind; the gold solutions themselves pass on all 42 in test_builtin_tasks."""
     from exploreval.suites.terminal._builtin import builtin_tasks
 
     for task in builtin_tasks():
