@@ -7,8 +7,10 @@
    with env steps run inline (as the built-in microsecond envs declare with ``run_inline``) and
    once the default way for sync envs (each step on a worker thread, so that a blocking step
    never stalls the other episodes), which costs a thread hop per step. Then 64, 128 and 256
-   episodes in flight against a 1 s stub, each also split into its start-up (when the stub saw
-   the first request) and the steady rate after it (the stub's ``/stats`` timestamps).
+   episodes in flight against a 1 s stub (256 also on two worker processes, ``workers: 2``),
+   each also split into its start-up (when the stub saw the first request) and the steady rate
+   after it (the stub's ``/stats`` timestamps). CPU per request counts the runner's process
+   and its workers, not the stub.
 
 Run: python bench/bench_runner.py [--quick]
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -26,61 +29,11 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-from exploreval.agents import Harness, ParsedAction, ScriptedAgent, register_agent, register_harness
-from exploreval.core import TextEnv, register_env
+import _bench_envs  # noqa: F401 - registers bench/Counter-v0 and its harness and agent
+
 from exploreval.models import ScriptedModel
 from exploreval.runner import run_experiment, spec_from_dict
 from exploreval.store import RunDir
-
-
-class CounterEnv(TextEnv):
-    """Counts steps; ends after ``length`` steps. Costs nothing, so the runner is what we time."""
-
-    presets = {"default": {"length": 50}}
-    default_preset = "default"
-    run_inline = True  # microsecond steps, as the built-in grid, bandit and puzzle envs declare
-
-    def _reset(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        self.count = 0
-        return "count 0", {"count": 0}
-
-    def _step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        self.count += 1
-        done = self.count >= int(self.params["length"])
-        return f"count {self.count}", 0.0, done, False, {"count": self.count, "success": done}
-
-    def ground_truth(self) -> dict[str, Any]:
-        return {"length": self.params["length"]}
-
-
-class CounterHarness(Harness):
-    name = "default"
-
-    def system_prompt(self) -> str:
-        return "You count. Answer <a>next</a>. " + "Rules. " * 300
-
-    def parse(self, text: str) -> ParsedAction:
-        return ParsedAction("next") if "<a>next</a>" in text else ParsedAction(None, "no tag")
-
-
-class Next(ScriptedAgent):
-    name = "random"
-
-    def choose(self, observation: str, info: dict[str, Any]) -> str:
-        return "next"
-
-
-class BlockingCounterEnv(CounterEnv):
-    """The same env run the default way for sync envs: each step on a worker thread (what an env
-    whose steps may block, such as the terminal's, pays)."""
-
-    run_inline = False
-
-
-register_env("bench/Counter-v0", CounterEnv, family="bench")
-register_env("bench/BlockingCounter-v0", BlockingCounterEnv, family="bench")
-register_harness("default", CounterHarness, families=("bench",))
-register_agent("random", Next, families=("bench",))
 
 
 def overhead(episodes: int, history: str) -> dict[str, float]:
@@ -137,8 +90,20 @@ def served(base_url: str) -> dict[str, Any]:
     return stats
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that have ended (the run's workers;
+    the stub is still running while a run is measured)."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
 def throughput(
-    concurrency: int, delay_s: float, requests: int, env_id: str = "bench/Counter-v0"
+    concurrency: int,
+    delay_s: float,
+    requests: int,
+    env_id: str = "bench/Counter-v0",
+    workers: int = 1,
 ) -> dict[str, float]:
     steps_per_episode = 10
     episodes = max(concurrency, requests // steps_per_episode)
@@ -161,14 +126,16 @@ def throughput(
                     }
                 ],
                 "concurrency": concurrency,
+                "workers": workers,
+                "plugins": ["_bench_envs"],
             }
         )
         started_at = time.time()
         start = time.perf_counter()
-        cpu = time.process_time()
+        cpu = _cpu_s()
         run_experiment(spec, tmp)
         elapsed = time.perf_counter() - start
-        cpu = time.process_time() - cpu
+        cpu = _cpu_s() - cpu  # this process and its worker processes (ended by now)
         stats = served(base_url)
     count = int(stats["requests"])
     ideal = concurrency / delay_s
@@ -216,15 +183,20 @@ def main() -> None:
             f"stub throughput  concurrency=32 delay=100ms, {how}: {r['requests']:.0f} requests in "
             f"{r['seconds']:.2f}s -> {r['achieved_rps']:.1f} req/s of ideal {r['ideal_rps']:.0f} "
             f"({100 * r['efficiency']:.1f}%{goal}); {r['cpu_ms_per_request']:.2f} ms CPU per "
-            "request in the runner process"
+            "request in the runner"
         )
-    # high concurrency: throughput must not fall as episodes in flight grow (issue 18)
-    for concurrency in (64, 128, 256) if not args.quick else (64,):
-        r = throughput(concurrency, 1.0, concurrency * 6)
+    # High concurrency: throughput must not fall as episodes in flight grow (issue 18). Each slot
+    # plays three 10-step episodes, as in a sweep with more episodes than slots (a run where
+    # every slot plays one episode, all started together, measures mostly its start-up). At 256,
+    # once on one event loop and once on two worker processes (`workers: 2`).
+    points = ((64, 1), (128, 1), (256, 1), (256, 2)) if not args.quick else ((64, 1), (64, 2))
+    for concurrency, workers in points:
+        r = throughput(concurrency, 1.0, concurrency * 30, workers=workers)
         goal = ", goal >= 90%" if concurrency == 256 else ""
         print(
-            f"stub throughput  concurrency={concurrency} delay=1s: {r['achieved_rps']:.1f} req/s "
-            f"of ideal {r['ideal_rps']:.0f} ({100 * r['efficiency']:.1f}%{goal}); "
+            f"stub throughput  concurrency={concurrency} workers={workers} delay=1s: "
+            f"{r['achieved_rps']:.1f} req/s of ideal {r['ideal_rps']:.0f} "
+            f"({100 * r['efficiency']:.1f}%{goal}) in {r['seconds']:.1f}s; "
             f"{r['cpu_ms_per_request']:.2f} ms CPU per request; first request after "
             f"{r['first_request_s']:.2f} s, then {100 * r['steady_efficiency']:.1f}% of ideal"
         )

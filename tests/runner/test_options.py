@@ -66,6 +66,7 @@ SAMPLES: dict[str, tuple[Any, Any, Any, Any]] = {
     "max_steps": (["--max-steps", "9"], 9, 9, [9]),
     "executor": (["--executor", "ray"], "ray", "ray", ["ray"]),
     "concurrency": (["--concurrency", "5"], 5, 5, [5]),
+    "workers": (["--workers", "2"], 2, 2, [2]),
     "max_total_steps": (["--max-total-steps", "100"], 100, 100, [100]),
     "max_total_tokens": (["--max-total-tokens", "1000"], 1000, 1000, [1000]),
     "max_cost": (["--max-cost", "2.5"], 2.5, 2.5, [2.5]),

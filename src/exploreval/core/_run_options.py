@@ -143,6 +143,10 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        default=False),
     _o("executor", "override", "executor", str, "local | ray", default="local"),
     _o("concurrency", "override", "concurrency", int, "Episodes in flight", default=8),
+    _o("workers", "override", "workers", int,
+       "Local executor: processes that play the episodes, each with its own event loop and "
+       "model clients (1: all in this one). Use the cores from ~128 episodes in flight, or for "
+       "envs whose steps cost CPU", default=1),
     _o("max_total_steps", "override", "budget.max_total_steps", _INT,
        "Budget: no new episode once the run took this many steps"),
     _o("max_total_tokens", "override", "budget.max_total_tokens", _INT,

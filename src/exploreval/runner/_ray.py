@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from exploreval.core import EpisodeRecord
@@ -84,7 +84,7 @@ def _batches(items: list[EpisodeSpec], n_batches: int) -> list[list[EpisodeSpec]
     return [items[i::n_batches] for i in range(n_batches)]
 
 
-async def execute_ray(runner: Runner) -> AsyncIterator[EpisodeRecord]:
+async def execute_ray(runner: Runner) -> AsyncGenerator[EpisodeRecord, None]:
     try:
         import ray
     except ImportError as exc:

@@ -234,6 +234,15 @@ class Runner:
         self.spec.load_plugins()
         self.plan = plan_episodes(self.spec)
         check_buildable(self.spec)
+        if self.spec.workers > 1:
+            from exploreval.runner._processes import split_max_concurrency
+
+            split_max_concurrency(self.spec.agents, self.spec.workers)  # refused before writing
+            if self.client_factory is not None:
+                raise SpecError(
+                    f"workers: {self.spec.workers} plays episodes in other processes, which "
+                    "cannot use a client_factory (it lives in this one): use workers: 1"
+                )
         if self.client_factory is None:
             check_api_keys(self.spec)
         # Before the run directory exists: what is missing is refused with nothing written.
@@ -353,15 +362,19 @@ class Runner:
         budget_note: str | None = None
         fatal: str | None = None
         try:
-            if self.spec.executor == "ray":
-                from exploreval.runner._ray import execute_ray
-
-                async for record in execute_ray(self):
-                    await self._store(record)
-                    if record.status == "ok":
-                        completed += 1
-                    else:
-                        errored += 1
+            if self.spec.executor == "ray" or self.spec.workers > 1:
+                if self.spec.executor == "ray":
+                    from exploreval.runner._ray import execute_ray as execute
+                else:
+                    from exploreval.runner._processes import execute_processes as execute
+                # aclosing: an error while storing a record still stops the executor's workers
+                async with contextlib.aclosing(execute(self)) as records:
+                    async for record in records:
+                        await self._store(record)
+                        if record.status == "ok":
+                            completed += 1
+                        else:
+                            errored += 1
                 budget_note = _budget_exhausted(self.spec, self.totals)
             else:
                 completed, errored, budget_note = await self._execute_local()
@@ -373,7 +386,7 @@ class Runner:
             raise
         except BaseException as exc:  # whatever it is, the manifest ends in a final status
             await self._drain_appends()
-            known = isinstance(exc, StoreError | CorruptDatabaseError)
+            known = isinstance(exc, StoreError | CorruptDatabaseError | SpecError | RunFailedError)
             message = str(exc) if known else f"{type(exc).__name__}: {exc}"
             self._finish("failed", message or type(exc).__name__)
             raise

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from exploreval.core import spec_field, stable_hash
 from exploreval.core._run_options import DEFAULT_API_KEY_ENV as DEFAULT_API_KEY_ENV
@@ -239,6 +247,7 @@ class ExperimentSpec(BaseModel):
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     executor: Literal["local", "ray"] = spec_field("executor")
     concurrency: int = spec_field("concurrency", ge=1)
+    workers: int = spec_field("workers", ge=1)
     episode_timeout_s: float | None = spec_field("episode_timeout_s", gt=0)
     plugins: list[str] = spec_field("plugins", default_factory=list)
     prices: dict[str, ModelPrice] = Field(
@@ -300,6 +309,22 @@ class ExperimentSpec(BaseModel):
                     )
             seen.setdefault(key, i)
         return self
+
+    @field_validator("workers")
+    @classmethod
+    def _check_workers(cls, workers: int, info: ValidationInfo) -> int:
+        executor, concurrency = info.data.get("executor"), info.data.get("concurrency")
+        if workers > 1 and executor not in (None, "local"):
+            raise ValueError(
+                f"{workers} worker processes are for the local executor; the {executor} "
+                "executor spreads episodes over its own workers"
+            )
+        if concurrency is not None and workers > concurrency:
+            raise ValueError(
+                f"{workers} is more than concurrency ({concurrency}): each worker process "
+                "plays at least one episode at a time"
+            )
+        return workers
 
     @model_validator(mode="after")
     def _check_agent_suites(self) -> ExperimentSpec:
