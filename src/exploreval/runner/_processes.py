@@ -264,7 +264,7 @@ def _channel() -> BinaryIO:
 async def _serve(reader: asyncio.StreamReader, channel: BinaryIO) -> None:
     from exploreval.core import SharedResources
     from exploreval.runner._plan import check_buildable
-    from exploreval.runner._runner import play
+    from exploreval.runner._runner import model_error_record, play
     from exploreval.store import RunDir
 
     write_lock = asyncio.Lock()
@@ -309,15 +309,8 @@ async def _serve(reader: asyncio.StreamReader, channel: BinaryIO) -> None:
                     shared=shared,
                 )
             except ModelError as exc:
-                if isinstance(exc.record, EpisodeRecord):  # its steps so far are kept
-                    await say("R", exc.record.model_dump_json())
-                else:
-                    from exploreval.runner._runner import error_record
-
-                    agent = agents[episode.agent_index]
-                    family = _family(episode.env_id)
-                    await say("R", error_record(episode, agent, family, str(exc), run_id)
-                              .model_dump_json())  # fmt: skip
+                stored = model_error_record(exc, episode, agents[episode.agent_index], run_id)
+                await say("R", stored.model_dump_json())
                 await say("E", json.dumps(str(exc)))
                 return
             await say("R", record.model_dump_json())
@@ -335,12 +328,6 @@ async def _serve(reader: asyncio.StreamReader, channel: BinaryIO) -> None:
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.to_thread(shared.close)
             run.close()
-
-
-def _family(env_id: str) -> str:
-    from exploreval.core import env_spec
-
-    return env_spec(env_id).family
 
 
 def _unplayable(exc: Exception) -> str:

@@ -121,6 +121,16 @@ def error_record(
     )
 
 
+def model_error_record(
+    exc: ModelError, episode: EpisodeSpec, agent: AgentSpec, run_id: str
+) -> EpisodeRecord:
+    """What is stored of an episode a ``ModelError`` ended: its steps so far when the error
+    carries them (:func:`play` attaches them), else an error record."""
+    if isinstance(exc.record, EpisodeRecord):
+        return exc.record
+    return error_record(episode, agent, env_spec(episode.env_id).family, str(exc), run_id)
+
+
 async def play(
     episode: EpisodeSpec,
     agent_spec: AgentSpec,
@@ -537,13 +547,7 @@ class Runner:
                         )
                     except ModelError as exc:
                         fatal.append(exc)
-                        if isinstance(exc.record, EpisodeRecord):
-                            record = exc.record
-                        else:
-                            family = env_spec(episode.env_id).family
-                            record = error_record(
-                                episode, agent_spec, family, str(exc), self.run_id
-                            )
+                        record = model_error_record(exc, episode, agent_spec, self.run_id)
                     await self._store(record)
                     if record.status == "ok":
                         completed += 1
