@@ -250,6 +250,8 @@ def test_a_signal_stops_the_workers_and_a_rerun_finishes(tmp_path: Path, signum:
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # Ctrl-C reaches the whole group, as in a terminal
+        # a test run started in the background (CI) inherits SIGINT ignored; a terminal's is not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.time() + 60
