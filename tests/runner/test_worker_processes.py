@@ -237,18 +237,28 @@ def test_a_client_factory_cannot_cross_into_workers(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+def _cli_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([TESTS, os.environ.get("PYTHONPATH", "")])}
+
+
+def _chatty_run(out: Path, pid_dir: Path, *env_options: str) -> list[str]:
+    """``exploreval run`` of 60 Chatty episodes on 2 workers, 4 in flight; each worker notes
+    its pid in ``pid_dir``."""
+    options = [w for o in (f'pid_dir="{pid_dir}"', *env_options) for w in ("--env-option", o)]
+    return [sys.executable, "-m", "exploreval", "run", "test/Chatty-v0", "--plugin", "_toy",
+            "--plugin", "_process_envs", "--seeds", "0-59", "--agent", "forward", *options,
+            "--concurrency", "4", "--workers", "2", "--no-report", "-q", "--out", str(out)]  # fmt: skip
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_workers_and_a_rerun_finishes(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "run"
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([TESTS, os.environ.get("PYTHONPATH", "")])}
-    argv = [sys.executable, "-m", "exploreval", "run", "test/Chatty-v0", "--plugin", "_toy",
-            "--plugin", "_process_envs", "--seeds", "0-59", "--agent", "forward",
-            "--env-option", f'pid_dir="{pid_dir}"', "--env-option", "pause_s=0.2",
-            "--concurrency", "4", "--workers", "2", "--no-report", "-q", "--out", str(out)]  # fmt: skip
+    env = _cli_env()
     proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _chatty_run(out, pid_dir, "pause_s=0.2"),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # Ctrl-C reaches the whole group, as in a terminal
         # a test run started in the background (CI) inherits SIGINT ignored; a terminal's is not
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -292,14 +302,9 @@ def test_workers_of_a_parent_killed_outright_stop(tmp_path: Path) -> None:
     out = tmp_path / "run"
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([TESTS, os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "exploreval", "run", "test/Chatty-v0", "--plugin", "_toy",
-         "--plugin", "_process_envs", "--seeds", "0-59", "--agent", "forward",
-         "--env-option", f'pid_dir="{pid_dir}"', "--env-option", "pause_s=0.5",
-         "--env-option", "target=15",
-         "--concurrency", "4", "--workers", "2", "--no-report", "-q", "--out", str(out)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        _chatty_run(out, pid_dir, "pause_s=0.5", "target=15"),
+        env=_cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.time() + 60

@@ -195,8 +195,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[EpisodeRecord, Non
             line = (json.dumps(config) + "\n").encode()
             for worker in workers:
                 await worker.send(line)
-            running = len(workers)
-            while running:
+            while not all(w.exited for w in workers):
                 # Fill every worker up to its share, least loaded first, while the plan, the
                 # budget and the endpoint allow; then tell idle workers no more will come.
                 stop = fatal is not None or _budget_exhausted(spec, runner.totals) is not None
@@ -229,7 +228,6 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[EpisodeRecord, Non
                     )
                 else:
                     sender.exited = True
-                    running -= 1
                     returncode = await sender.process.wait()
                     if not sender.stdin_closed or (sender.in_flight and fatal is None):
                         raise RunFailedError(
