@@ -103,8 +103,7 @@ async def test_processes_left_by_the_agent_are_gone_before_the_tests_are_reveale
         result = await verify(sb, task.test_command, parser=task.parser, env=dict(task.env))
         assert sb.terminated
         survivors = [c for c in _cmdlines(sandbox_processes()) if "while :" in c]
-        ps = await sb.run_verifier("ps -eo args", env={"PATH": "/usr/bin:/bin"}, timeout=20,
-                                   data_files={})  # fmt: skip
+        ps = await sb.run_verifier("ps -eo args", env={"PATH": "/usr/bin:/bin"}, timeout=20)
     assert result.resolved is False and result.sessions == 1
     assert survivors == []
     assert "while :" not in ps.stdout and "sleep 0.01" not in ps.stdout
@@ -192,19 +191,42 @@ async def test_the_gold_solution_resolves_under_the_same_sequence() -> None:
     assert result.sessions == 1 and {t.outcome for t in result.tests} == {"passed"}
 
 
-@pytest.mark.parametrize("name", ["pytest.py", "conftest.py", "sitecustomize.py"])
-async def test_files_that_shadow_the_test_tools_keep_an_episode_unresolved(name: str) -> None:
-    """Even with the gold solution applied, a file the agent leaves that would run instead of or
-    before pytest makes the verification refuse (named in the reasons)."""
-    config, task = _config(SWE)
+#: Files that would make every test pass if the test tools ran them (pytest replaced, a forcing
+#: conftest, a start-up hook): planted in the work dir of a task whose tests fail honestly.
+FORCING = {
+    "pytest.py": "import sys\nprint('PASSED everything')\nsys.exit(0)\n",
+    "conftest.py": (
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n"
+    ),
+    "sitecustomize.py": "import os\nos._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(FORCING))
+async def test_files_that_would_shadow_the_test_tools_are_never_run(name: str) -> None:
+    """The verifier's construction never reads them (pytest pinned to /tests, the work dir last
+    on sys.path, its own sitecustomize first): the untouched task's tests fail as shipped, and
+    the gold solution beside the same file still resolves (an inert file is not held against an
+    agent)."""
+    config, task = _config(UNTOUCHED)
     async with await Sandbox.start(config) as sb:
-        await sb.run_blocking(f"bash <<'EOF'\n{task.solution}EOF\n", timeout=30)
-        await _type(sb, f"echo 'import os' > {name}")
-        await asyncio.sleep(0.3)
+        assert sb.host_workdir is not None
+        (sb.host_workdir / name).write_text(FORCING[name])
         result = await verify(sb, task.test_command, parser=task.parser, env=dict(task.env),
                               template=task.workdir)  # fmt: skip
     assert result.resolved is False
-    assert any(name in r for r in result.reasons) and f"/app/{name}" in result.shadowing
+    assert result.tests and {t.outcome for t in result.tests} == {"failed"}
+    config, task = _config(SWE)
+    async with await Sandbox.start(config) as sb:
+        await sb.run_blocking(f"bash <<'EOF'\n{task.solution}EOF\n", timeout=30)
+        assert sb.host_workdir is not None
+        (sb.host_workdir / name).write_text(FORCING[name])
+        gold = await verify(sb, task.test_command, parser=task.parser, env=dict(task.env),
+                            template=task.workdir)  # fmt: skip
+    assert gold.resolved is True, gold.reasons
+    assert gold.audit is not None and gold.audit.sessions[0].conftests == []
 
 
 # -- in a built image (the real Harbor hello-world task, its python:3.11-slim image) --------------
@@ -251,25 +273,35 @@ async def test_in_an_image_the_gold_resolves_and_the_untouched_task_does_not() -
 @pytest.mark.parametrize(
     ("attack", "flagged"),
     [
-        # a Python start-up hook in the system's site-packages
-        ("echo 'import os' > /usr/local/lib/python3.11/dist-packages/zz_hook.pth",
-         "zz_hook.pth"),
-        ("echo 'import os' > /usr/lib/python3/dist-packages/sitecustomize.py", "sitecustomize.py"),
-        # the shell every test run goes through, replaced
-        ("cp /bin/true /usr/bin/bash.new && mv /usr/bin/bash.new /usr/bin/dash", "/usr/bin/dash"),
+        # a library injected into every process (the loader reads the list first)
         ("echo /tmp/evil.so > /etc/ld.so.preload", "/etc/ld.so.preload"),
+        # the shell that runs the test script (bash), replaced by one that writes the reward
+        ("printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > /tmp/fake && "
+         "chmod +x /tmp/fake && mv /tmp/fake /usr/bin/bash", "/usr/bin/bash"),
+        # a start-up hook in the interpreter the test script runs the agent's program with: the
+        # program is the agent's anyway, but the hook also runs in the shell's own python
+        ("echo 'import os' > /usr/local/lib/python3.11/dist-packages/zz_hook.pth", None),
     ],
 )  # fmt: skip
-async def test_in_an_image_changes_to_the_test_toolchain_keep_the_gold_unresolved(
-    attack: str, flagged: str
+async def test_in_an_image_changes_to_the_programs_the_verification_runs_are_caught(
+    attack: str, flagged: str | None
 ) -> None:
+    """Harbor's hello-world runs ``python hello.py`` and writes the reward from the shell: a
+    change to a program the shell itself runs taints the reward it writes (caught, named); a
+    start-up hook that only the agent's own program loads shapes nothing the verdict is made of
+    (the gold still resolves)."""
     sb, task, _ = await _image_sandbox()
     async with sb:
         await sb.run_blocking(GOLD_HELLO + "\n", timeout=10)
         await sb.run_blocking(attack + "\n", timeout=10)
         result = await _verify_image(sb, task)
+    audit = result.audit  # type: ignore[attr-defined]
+    if flagged is None:
+        assert result.resolved is True, result.reasons  # type: ignore[attr-defined]
+        return
     assert result.resolved is False  # type: ignore[attr-defined]
-    assert any(flagged in s for s in result.shadowing), result.shadowing  # type: ignore[attr-defined]
+    assert any(flagged in v for v in audit.violations), audit.violations
+    assert flagged in result.shadowing  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow

@@ -119,19 +119,28 @@ async def test_kept_processes_cannot_see_the_tests_or_the_verifier(
     assert "test_outputs" not in seen_text and "found" not in seen_text
 
 
-async def test_a_conftest_planted_while_the_tests_run_keeps_the_episode_unresolved(
+async def test_a_conftest_planted_while_the_tests_run_is_never_loaded(
     server_task: SandboxConfig,
 ) -> None:
-    """The kept processes share the files: one that waits for the tests' first request to its
-    server (so the first shadowing check is long past) and then drops a conftest.py into the
-    work dir is caught by the second check, after the tests, whatever they reported."""
+    """The kept processes share the files: one waits for the tests' first request to its
+    server, then drops a conftest that would pass every test (and a pytest.ini naming it) into
+    the work dir. The tests' configuration is pinned to /tests, so pytest never reads either:
+    the server's wrong answer fails its test, as shipped."""
     (server_task.tests_dir / "test_outputs.py").write_text(
         TEST + "\n\ndef test_zz_linger():\n    import time\n    time.sleep(1.5)\n"
     )
-    serve_logged = SERVE.replace(">/dev/null 2>&1", ">/dev/null 2>/tmp/access.log")
+    serve_logged = SERVE.replace("hello from the agent", "wrong greeting").replace(
+        ">/dev/null 2>&1", ">/dev/null 2>/tmp/access.log"
+    )
+    forcing = (
+        "import pytest\\n@pytest.hookimpl(hookwrapper=True)\\n"
+        "def pytest_runtest_makereport(item, call):\\n    o = yield\\n"
+        '    o.get_result().outcome = \\"passed\\"\\n'
+    )
     plant = (
         "(nohup setsid sh -c 'until grep -q greeting /tmp/access.log 2>/dev/null; do sleep 0.01;"
-        ' done; echo "import pytest" > /app/conftest.py\' >/dev/null 2>&1 &)'
+        f' done; printf "{forcing}" > /app/conftest.py; printf "[pytest]\\n" > /app/pytest.ini\''
+        " >/dev/null 2>&1 &)"
     )
     async with await Sandbox.start(server_task) as sb:
         for command in (serve_logged, plant):
@@ -139,9 +148,13 @@ async def test_a_conftest_planted_while_the_tests_run_keeps_the_episode_unresolv
         await asyncio.sleep(0.5)
         result = await verify(sb, COMMAND, parser="pytest", env={"TEST_DIR": "/tests"},
                               keep_agent=True)  # fmt: skip
-    assert [t.outcome for t in result.tests] == ["passed", "passed"]  # the tests were fooled...
-    assert result.resolved is False  # ...the verdict was not
-    assert any("conftest.py" in s for s in result.shadowing), result.shadowing
+        assert sb.host_workdir is not None
+        planted = (sb.host_workdir / "conftest.py").read_text()
+    assert "outcome" in planted  # the plant landed while the tests ran...
+    outcomes = {t.name.rsplit("::", 1)[1]: t.outcome for t in result.tests}
+    assert outcomes == {"test_the_server_answers": "failed", "test_zz_linger": "passed"}
+    assert result.resolved is False  # ...and shaped nothing
+    assert result.audit is not None and result.audit.sessions[0].conftests == []
 
 
 async def test_tests_may_write_in_their_own_directory_as_in_a_container(tmp_path: Path) -> None:

@@ -18,8 +18,9 @@ import pytest
 
 from exploreval.suites.terminal._image import BuildRecipe, build_image
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sealed import verification_tools_env
 from exploreval.suites.terminal._tasks import TB1_PRIVATE, _tb1_tests
-from exploreval.suites.terminal._verify import verification_tools_env, verify
+from exploreval.suites.terminal._verify import verify
 
 pytestmark = pytest.mark.slow
 

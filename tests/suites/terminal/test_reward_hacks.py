@@ -128,9 +128,14 @@ def test_expected_ids_come_from_the_hidden_tests_and_missing_ones_fail() -> None
     forged = [TestResult(name="/tests/test_outputs.py::test_x", outcome="passed")]
     checked = check_expected(forged, ids)
     assert {t.name for t in checked if t.message == MISSING} == set(ids)
-    # reported under pytest's rootdir-relative ids, with parameters: all match
-    real = [TestResult(name=f"tests/{i}[a-1]", outcome="passed") for i in ids]
+    # reported under pytest's rootdir-relative ids, with parameters, collected from the
+    # verifier's copy of the file: all match
+    real = [TestResult(name=f"{i}[a-1]", outcome="passed",
+                       path=f"/tests/{i.partition('::')[0]}") for i in ids]  # fmt: skip
     assert check_expected(real, ids) == real
+    # the same ids collected from a file of the same name elsewhere (the agent's) do not count
+    elsewhere = [t.model_copy(update={"path": "/app/" + t.path.rsplit("/", 1)[1]}) for t in real]
+    assert {t.name for t in check_expected(elsewhere, ids) if t.message == MISSING} == set(ids)
 
 
 def test_only_the_last_summary_section_counts() -> None:

@@ -95,7 +95,6 @@ async def test_tests_are_invisible_until_revealed(template: Path, tmp_path: Path
             "cat /tests/test_secret.py; touch /tests/x",
             env={"PATH": "/usr/bin:/bin"},
             timeout=30,
-            data_files={},
         )
         assert "xyzzy" in after.stdout
         # the verifier writes to its own copy of the tests (run-tests.sh may write there);

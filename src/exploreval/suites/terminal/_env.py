@@ -627,7 +627,8 @@ class TerminalEnv(AsyncTextEnv):
         return obs.render()
 
     async def _verify(self) -> dict[str, Any]:
-        from exploreval.suites.terminal._verify import verification_tools_env, verify
+        from exploreval.suites.terminal._sealed import verification_tools_env
+        from exploreval.suites.terminal._verify import verify
 
         sb, task = self.sandbox, self.task
         assert sb is not None and task is not None

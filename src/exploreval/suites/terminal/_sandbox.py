@@ -44,7 +44,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -62,10 +62,10 @@ from exploreval.suites.terminal._rootfs import (
     EpisodeDisk,
     MountError,
     kill_uid,
-    mount_overlay,
     wait_gone,
 )
 from exploreval.suites.terminal._system import require_system
+from exploreval.suites.terminal._verifier import VerifierRun
 
 _CTL = "/tmp/.exploreval"
 _SOCK = f"{_CTL}/tmux.sock"
@@ -77,14 +77,6 @@ _PANE_RAW = f"{_CTL}/pane.raw"
 #: Read-only dir of harness helpers inside a host-system sandbox: the ``python`` shim (images
 #: ``FROM python:*`` have ``python``; Debian has only ``python3``).
 SHIM_DIR = "/opt/exploreval/bin"
-#: Verification's read-only start-up files (a fresh tmpfs in the verifier's sandbox only).
-_VERIFY_PY = "/opt/exploreval/verify"
-#: The verifier's HOME: a fresh tmpfs.
-VERIFY_HOME = "/opt/exploreval-home"
-#: In an image's verification: a fresh tmpfs for the test run's venv, and the uv cache the image
-#: provisioned (mounted from the image's pristine layer).
-VERIFY_VENV_DIR = "/opt/exploreval-venv"
-UV_CACHE_PATH = "/opt/exploreval-uv-cache"
 _PATH = f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{SHIM_DIR}"
 CAPPED = "\n[... output capped ...]"
 _SHELLS = frozenset({"bash", "sh", "dash"})
@@ -101,16 +93,6 @@ _BASHRC = (
     "PROMPT_COMMAND='__exploreval_n=$((__exploreval_n+1)); "
     f'printf "%s %s\\n" $$ $__exploreval_n > {_PROMPT_MARK} 2>/dev/null\'\n'
 )
-#: Verification's Python start-up for host-system sandboxes: the work dir (the interpreter's
-#: cwd) is appended to ``sys.path`` *after* the standard library and site-packages, so the task's
-#: tests can import the code under test but a file the agent wrote can never shadow pytest.
-SITECUSTOMIZE = (
-    "import os, sys\n_cwd = os.getcwd()\nif _cwd not in sys.path:\n    sys.path.append(_cwd)\n"
-)
-#: Size of the verification-only tmpfs beyond the tests' own size.
-VERIFY_DISK_MB = 256
-#: Cap on the results a verification run may send (JSON lines).
-MAX_RESULTS_BYTES = 8_000_000
 
 EndReason = Literal["", "closed", "exited", "wall", "cpu", "memory", "nproc", "start_failed"]
 
@@ -182,24 +164,6 @@ class ExecResult(BaseModel):
     stderr: str
     timed_out: bool = False
     duration_s: float = 0.0
-
-
-class VerifierRun(BaseModel):
-    """What one verification run produced, as the host read it (never from the sandbox's files
-    except the reward files Harbor tasks write, read without following links)."""
-
-    schema_version: int = 1
-    returncode: int | None
-    stdout: str
-    stderr: str
-    #: JSON lines the results plugin wrote to its pipe (pytest sessions and test reports).
-    events: list[dict[str, Any]] = Field(default_factory=list)
-    events_error: str | None = None
-    timed_out: bool = False
-    duration_s: float = 0.0
-    #: reward.txt / reward.json of /logs/verifier, as written during this run (Harbor).
-    reward_text: str | None = None
-    network: bool = False
 
 
 class Observation(BaseModel):
@@ -1049,237 +1013,25 @@ class Sandbox:
         *,
         env: dict[str, str],
         timeout: float,
-        data_files: dict[str, bytes],
+        harness: dict[str, bytes] | None = None,
+        project: dict[str, bytes] | None = None,
+        template: Path | None = None,
         network: bool = False,
         max_output_bytes: int = 200_000,
         keep_agent: bool = False,
+        config_file: str = "",
     ) -> VerifierRun:
-        """Run the hidden tests in a *fresh* sandbox over the episode's files.
+        """Run the hidden tests in a *fresh*, traced sandbox over the episode's files
+        (:func:`._verifier.run_verifier`). The agent's sandbox must be :meth:`terminate`\\ d
+        first, unless ``keep_agent`` (its processes keep running; the verifier joins only their
+        network namespace)."""
+        from exploreval.suites.terminal._verifier import run_verifier
 
-        The agent's sandbox must be :meth:`terminate`\\ d first. The verifier's sandbox has new
-        namespaces, the tests on a verification-only tmpfs (read-only at /tests), a fresh
-        ``/logs`` and ``$HOME``, and ``data_files`` (path -> bytes) mounted read-only on a fresh
-        tmpfs at /opt/exploreval (nothing the agent left at those paths is visible). The test
-        process gets the write end of a results pipe (``EXPLOREVAL_RESULTS_FD``); stdout and
-        stderr are kept for people to read. When the command ends (or times out) its whole PID
-        namespace is killed before anything is read.
-
-        ``keep_agent`` (Terminal-Bench's semantics, for tasks whose tests talk to a server the
-        agent started): the agent's processes keep running and the verifier joins only their
-        *network* namespace; they still cannot see the verifier's processes, /tests or the results
-        pipe (other PID and mount namespaces), but they share the files while the tests run."""
-        if not self.terminated and not keep_agent:
-            raise SandboxError("terminate() the agent's sandbox before verifying it")
-        if keep_agent and not self.alive:
-            raise SandboxError(f"the agent's sandbox ended ({self.end_reason}): no server to keep")
-        assert self.disk is not None and self.scratch is not None
-        vdisk = await asyncio.to_thread(self._verification_disk)
-        fds: list[int] = []
-        results_r = results_w = -1
-        status_r = -1
-        proc: subprocess.Popen[bytes] | None = None
-        net: _SlirpNet | None = None
-        out_file: IO[bytes] | None = None
-        err_file: IO[bytes] | None = None
-        started = time.perf_counter()
-        try:
-            results_r, results_w = os.pipe()
-            status_r, status_w = os.pipe()
-            fds += [status_w]
-            run_env = {**env, "EXPLOREVAL_RESULTS_FD": str(results_w)}
-            enter: list[str] = []
-            if keep_agent:
-                # as root: enter the agent's network namespace, then become the sandbox's uid
-                enter = ["nsenter", f"--net=/proc/{self.child_pid}/ns/net", "--",
-                         "setpriv", f"--reuid={self._uid}", f"--regid={self._uid}",
-                         "--clear-groups", "--"]  # fmt: skip
-            argv = [
-                *enter,
-                *self.limits.prlimit_argv(),
-                *bwrap_root_args(
-                    image_root=self.image_root,
-                    disk=self.disk,
-                    workdir=self.config.workdir,
-                    env=run_env,
-                    hostname=self.config.hostname,
-                    share_net=keep_agent,
-                ),
-                "--bind", str(vdisk / "tests"), "/tests",
-                "--bind", str(vdisk / "logs"), "/logs",
-                "--size", str(64 * 2**20), "--tmpfs", VERIFY_HOME,
-                "--tmpfs", "/opt/exploreval",
-            ]  # fmt: skip
-            if self.image_root is not None:
-                # Terminal-Bench's test tools: a fresh venv location, and the image's *pristine*
-                # uv cache (the agent's changes to it are not seen) with a throwaway upper layer.
-                argv += ["--size", str(4096 * 2**20), "--tmpfs", VERIFY_VENV_DIR]
-                if (vdisk / "uv-cache").is_dir():
-                    argv += ["--bind", str(vdisk / "uv-cache"), UV_CACHE_PATH]
-            for path, data in sorted(data_files.items()):
-                argv += ["--perms", "0644", "--ro-bind-data", str(_data_fd(data, fds)), path]
-            argv += ["--remount-ro", "/opt/exploreval"]
-            block_w = -1
-            if network and keep_agent and self._net is None:
-                # the shared network namespace gets the user-mode stack now (agent included)
-                self._net = _SlirpNet(self.child_pid)
-                await self._net.ready()
-            if network:
-                # writable (a copy), as a container's is: a task may ask the agent to fix it
-                resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
-                argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
-            if network and not keep_agent:
-                block_r, block_w = os.pipe()
-                fds += [block_r]
-                argv += ["--block-fd", str(block_r)]
-            argv += ["--chdir", self.config.workdir, "--json-status-fd", str(status_w)]
-            if self.image_root is None:
-                argv += ["--remount-ro", "/"]
-            argv += ["--", "bash", "-c", command]
-            out_file = open(vdisk / "stdout", "w+b")  # noqa: SIM115 - closed below
-            err_file = open(vdisk / "stderr", "w+b")  # noqa: SIM115 - closed below
-            identity: dict[str, Any] = (
-                {} if keep_agent else {"user": self._uid, "group": self._uid, "extra_groups": []}
-            )
-            proc = spawn_tied(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out_file,
-                stderr=err_file,
-                pass_fds=(*fds, results_w),
-                env={"PATH": _PATH},
-                **identity,
-            )
-            for fd in fds:
-                os.close(fd)
-            fds.clear()
-            os.close(results_w)
-            results_w = -1
-            reader = asyncio.ensure_future(asyncio.to_thread(_read_capped, results_r))
-            child = await self._read_status_pid(status_r, proc)
-            if network and child and not keep_agent:
-                net = _SlirpNet(child)
-                await net.ready()
-            if block_w >= 0:
-                with contextlib.suppress(BrokenPipeError):  # bwrap failed: its stderr says why
-                    os.write(block_w, b"1")
-                os.close(block_w)
-            timed_out = False
-            try:
-                await asyncio.wait_for(asyncio.to_thread(proc.wait), timeout=timeout)
-            except TimeoutError:
-                timed_out = True
-            # Whatever the test command left running dies with its namespace, before any read.
-            if child:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(child, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            returncode = await asyncio.to_thread(proc.wait)
-            if keep_agent:  # the agent's processes were kept for the tests: they end now
-                await self.terminate()
-            else:
-                await asyncio.to_thread(kill_uid, self._uid)
-            raw, overflow = await reader
-            events, events_error = _parse_events(raw, overflow)
-            out_file.seek(0)
-            err_file.seek(0)
-            stdout = _capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
-            stderr = _capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
-            reward = None
-            for name in ("reward.txt", "reward.json"):
-                data = read_plain_file(vdisk / "logs" / "verifier", name, limit=1000)
-                if data:
-                    reward = data.decode("utf-8", errors="replace")
-                    break
-            return VerifierRun(
-                returncode=None if timed_out else _exit_code(returncode),
-                stdout=stdout,
-                stderr=stderr,
-                events=events,
-                events_error=events_error,
-                timed_out=timed_out,
-                duration_s=time.perf_counter() - started,
-                reward_text=reward,
-                network=network,
-            )
-        finally:
-            for fd in (*fds, results_w, results_r, status_r):
-                if fd >= 0:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-            if proc is not None and proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            if net is not None:
-                net.stop()
-            for handle in (out_file, err_file):
-                if handle is not None:
-                    handle.close()
-
-    def _verification_disk(self) -> Path:
-        """The verification-only tmpfs with a copy of the tests and an empty /logs/verifier."""
-        assert self.disk is not None
-        tests = self.config.tests_dir
-        size = VERIFY_DISK_MB
-        if tests is not None and tests.is_dir():
-            size += int(sum(f.stat().st_size for f in tests.rglob("*") if f.is_file()) / 2**20) + 1
-        vdisk = self.disk.mount_verification(size)
-        target = vdisk / "tests"
-        if tests is not None and tests.is_dir():
-            shutil.copytree(tests, target, symlinks=True)
-        else:
-            target.mkdir()
-        # A writable copy owned by the sandbox's uid, as a container's /tests is: Terminal-Bench
-        # tests build extensions in place (``cd /tests && python setup.py build_ext
-        # --inplace``). It is this verification's own copy on its own tmpfs: the agent never
-        # sees it, and the task's files are untouched.
-        for dirpath, _dirs, filenames in os.walk(target):
-            os.chown(dirpath, self._uid, self._uid)
-            os.chmod(dirpath, 0o755)
-            for name in filenames:
-                path = os.path.join(dirpath, name)
-                if not os.path.islink(path):
-                    os.chown(path, self._uid, self._uid)
-                    os.chmod(path, os.stat(path).st_mode | 0o644)
-        logs = self.disk.owned_dir(vdisk / "logs")
-        self.disk.owned_dir(logs / "verifier")
-        self.disk.owned_dir(logs / "agent")
-        if self.image_root is not None:
-            pristine = self.disk.dir / "lower" / UV_CACHE_PATH.lstrip("/")
-            if pristine.is_dir():
-                # The image's uv cache as built (the agent's changes to it are not seen), with a
-                # throwaway upper layer on this tmpfs for uv's locks and new downloads.
-                self.disk.owned_dir(vdisk / "uv-upper")
-                (vdisk / "uv-work").mkdir(mode=0o700)
-                mount_overlay(self.disk.dir, lower=f"lower{UV_CACHE_PATH}",
-                              upper="vdisk/uv-upper", work="vdisk/uv-work",
-                              target="vdisk/uv-cache")  # fmt: skip
-        return vdisk
-
-    async def _read_status_pid(self, fd: int, proc: subprocess.Popen[bytes]) -> int:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        buf = b""
-        os.set_blocking(fd, False)
-        while loop.time() < deadline:
-            try:
-                chunk = os.read(fd, 4096)
-            except BlockingIOError:
-                chunk = None
-            if chunk == b"":
-                return 0
-            if chunk:
-                buf += chunk
-                for line in buf.split(b"\n"):
-                    with contextlib.suppress(ValueError):
-                        status = json.loads(line)
-                        if "child-pid" in status:
-                            return int(status["child-pid"])
-            if proc.poll() is not None and not chunk:
-                return 0
-            await asyncio.sleep(0.001)
-        return 0
+        return await run_verifier(
+            self, command, env=env, timeout=timeout, harness=harness or {}, project=project,
+            template=template, network=network, max_output_bytes=max_output_bytes,
+            keep_agent=keep_agent, config_file=config_file,
+        )  # fmt: skip
 
     # -- asciinema -------------------------------------------------------------------------
     def _cast_tick(self) -> None:
@@ -1324,45 +1076,6 @@ def _exit_code(returncode: int | None) -> int | None:
 def _capped_text(data: bytes, limit: int) -> str:
     text = data[:limit].decode("utf-8", errors="replace")
     return text + (CAPPED if len(data) > limit else "")
-
-
-def _read_capped(fd: int, limit: int = MAX_RESULTS_BYTES) -> tuple[bytes, bool]:
-    """Everything written to the results pipe until every writer is gone (capped)."""
-    chunks: list[bytes] = []
-    size = 0
-    overflow = False
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        if size < limit:
-            chunks.append(chunk[: limit - size])
-        size += len(chunk)
-        overflow = overflow or size > limit
-    return b"".join(chunks), overflow
-
-
-def _parse_events(raw: bytes, overflow: bool) -> tuple[list[dict[str, Any]], str | None]:
-    events: list[dict[str, Any]] = []
-    bad = 0
-    for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(value, dict):
-            events.append(value)
-        else:
-            bad += 1
-    error = None
-    if overflow:
-        error = f"the results pipe carried more than {MAX_RESULTS_BYTES} bytes"
-    elif bad:
-        error = f"{bad} line(s) on the results pipe were not JSON objects"
-    return events, error
 
 
 async def _communicate_capped(

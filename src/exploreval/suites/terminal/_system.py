@@ -13,6 +13,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel
 
+from exploreval.suites.terminal._trace import fanotify_available
+
 #: The PATH the sandbox runs its host tools with and its programs see (system dirs only).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 INSTALL_SCRIPT = "bash scripts/install.sh"
@@ -58,6 +60,8 @@ class SystemReport(BaseModel):
     pytest: bool = False
     user_namespaces: bool = False
     root: bool = False
+    #: fanotify works here (verification records what the tests ran with it).
+    fanotify: bool = False
     #: Programs not found on the sandbox's PATH.
     missing: list[str] = []
     problems: list[str] = []
@@ -101,6 +105,8 @@ def _check_system(path: str) -> SystemReport:
         root=os.geteuid() == 0,
     )
     report.user_namespaces = _userns_max() > 0
+    trace_problem = fanotify_available()
+    report.fanotify = trace_problem is None
     report.missing = [tool for tool in TOOLS if shutil.which(tool, path=path) is None]
     if report.python3:
         probe = subprocess.run(
@@ -127,6 +133,11 @@ def _check_system(path: str) -> SystemReport:
         report.problems.append(
             "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0): "
             "`sudo sysctl -w user.max_user_namespaces=15000`"
+        )
+    if trace_problem is not None and report.root:
+        report.problems.append(
+            f"{trace_problem}: verification cannot check what the tests ran (a Linux kernel "
+            "5.0 or newer built with CONFIG_FANOTIFY is needed, as Debian's and Ubuntu's are)"
         )
     if not report.root:
         report.problems.append(

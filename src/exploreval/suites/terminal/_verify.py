@@ -1,32 +1,29 @@
-"""Verification after the episode: the tests' own verdict, read where nothing else can write it.
+"""Verification after the episode: the task's tests, run as shipped, judged on what really ran.
 
 The sequence (docs/terminal.md, "Verification"):
 
 1. **The agent is gone.** :meth:`Sandbox.terminate` kills the agent's whole PID namespace and
-   checks that no process of its uid is left anywhere: nothing the agent started can read the
-   tests, write answers, ptrace or signal the verifier.
-2. **A fresh sandbox.** The tests run in new namespaces over the episode's final files (the
-   work dir, and for an image its whole changed root), with the tests copied onto a
-   verification-only tmpfs (read-only at /tests), a fresh ``/logs`` and ``$HOME``, and the
-   harness's files on a fresh read-only tmpfs at /opt/exploreval, so nothing the agent left at
-   those paths is seen.
-3. **The verdict channel.** pytest loads exploreval's results plugin (``-p exploreval_results``,
-   from /opt/exploreval/verify): every test report and each session's exit status go, as JSON
-   lines, to a pipe whose write end only the test process holds (``EXPLOREVAL_RESULTS_FD``,
-   removed from the environment and moved to a close-on-exec descriptor at start-up). Lines a
-   session sends after its own end are ignored (code under test writing at exit). Text on
-   stdout or stderr never decides: it is kept for people to read.
-4. **Resolved** (Terminal-Bench, ``pytest``): at least one pytest session reported, every
+   checks that no process of its uid is left anywhere.
+2. **A fresh, sealed sandbox** (:mod:`._verifier`): new namespaces over the episode's final
+   files, the verifier's own mounts (tests, logs, harness, home, venv, uv project), ``/proc``
+   read-only, no process reaching into another (:mod:`._seccomp`).
+3. **The verifier's environment** (:mod:`._sealed`): pytest pinned to the tests' own
+   configuration, Python's start-up and the test environment (uv, pip) built from the
+   verifier's files only: nothing the agent wrote is read.
+4. **Checked from outside** (:mod:`._trace`, :mod:`._audit`): every file the run opened,
+   executed or wrote, by which process; agent code may run in a test process only when the
+   tests import it. The results channel's messages carry their sender's pid, stamped by the
+   kernel.
+5. **Resolved** (Terminal-Bench, ``pytest``): at least one pytest session reported, every
    session ended with exit status 0, no test failed or errored in any phase, every test the
-   hidden test files define (collected from their source on the host) passed, and the test
-   command exited 0 within its timeout. Harbor (``reward_file``): the reward written to the
-   fresh /logs/verifier during this run is >= 1, and any pytest session it ran passed as above.
+   hidden test files define (collected from their source on the host) was collected from the
+   verifier's copy under /tests and passed, the test command exited 0 within its timeout, and
+   the audit found nothing. Harbor (``reward_file``): the reward written to the fresh
+   /logs/verifier during this run is >= 1, any pytest session it ran passed as above, and the
+   audit found nothing (a reward written by a process that ran agent code included).
 
-What remains (documented): code the tests themselves import or run (the subject of the task) runs
-inside the test process and could tamper with it; in an image the agent may change the system
-the tests run on (that is the task's state), and exploreval flags, but cannot prevent, changes
-that run code before pytest (Python start-up hooks) or that shadow the test tools from the work
-dir (``shadowing``): such an episode is not resolved.
+What remains (documented): the code the tests import from the agent (the task's subject) runs
+inside the test process; the audit lists it.
 
 Concurrent verifications are capped separately from concurrent episodes (they are what uses the
 CPU): :func:`set_verification_limit` sets the process-wide cap (default: the number of cores).
@@ -44,18 +41,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from exploreval.suites.terminal._audit import VerificationAudit
 from exploreval.suites.terminal._output import truncate_middle
-from exploreval.suites.terminal._sandbox import (
-    _VERIFY_PY,
-    SHIM_DIR,
-    SITECUSTOMIZE,
-    VERIFY_HOME,
-    VERIFY_VENV_DIR,
-    Sandbox,
-    SandboxError,
-    VerifierRun,
+from exploreval.suites.terminal._sandbox import Sandbox, SandboxError
+from exploreval.suites.terminal._sealed import (
+    harness_files,
+    pristine_pip_env,
+    sealed_env,
+    shipped_pytest_config,
+    verification_env,
+    verification_project,
 )
-from exploreval.suites.terminal._shadow import toolchain_shadows
+from exploreval.suites.terminal._trace import TraceUnavailable
+from exploreval.suites.terminal._verifier import VerifierRun
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+)(?:\s+-\s+(.*))?$")
@@ -71,8 +69,6 @@ _OUTCOME: dict[str, TestOutcome] = {
 }
 #: Outcomes that count as passing (a skipped test is not a pass: the task did not show it works).
 _GOOD = frozenset({"passed", "xfailed"})
-#: The verifier's PATH: system directories only (nothing under the work dir, /tmp or $HOME).
-VERIFY_PATH = f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{SHIM_DIR}"
 MISSING = "not reported by the test run (not collected, not run, or its result was lost)"
 
 
@@ -82,12 +78,15 @@ class TestResult(BaseModel):
     name: str
     outcome: TestOutcome
     message: str = ""
+    #: The test file the session collected it from, as the sandbox sees it (an expected test
+    #: counts only from the verifier's copy under /tests).
+    path: str = ""
 
 
 class VerificationResult(BaseModel):
     """Per-test results of one verification, from the results channel (module docstring)."""
 
-    schema_version: int = 2
+    schema_version: int = 3
     resolved: bool
     parser: str
     tests: list[TestResult] = Field(default_factory=list)
@@ -104,8 +103,10 @@ class VerificationResult(BaseModel):
     sessions: int = 0
     #: Why the episode is not resolved, one line each (empty when resolved).
     reasons: list[str] = Field(default_factory=list)
-    #: Files the agent left that would run before or instead of the test tools (not resolved).
+    #: Files the agent wrote that shaped how the tests ran (the audit's violations name them).
     shadowing: list[str] = Field(default_factory=list)
+    #: What the verification actually ran, checked from outside (``_audit``).
+    audit: VerificationAudit | None = None
     network: bool = False
     #: The agent's processes ran on through the tests (``agent_processes=keep``).
     agent_kept: bool = False
@@ -203,22 +204,23 @@ def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _matches(expected: str, reported: str) -> bool:
-    """A reported id (``tests/test_outputs.py::t[1]``, ``../tests/x.py::t``) is an expected one
-    (``test_outputs.py::t``): same test path suffix and the same name, up to parameters."""
+def _matches(expected: str, reported: TestResult) -> bool:
+    """A reported test (id ``test_outputs.py::t[1]`` collected from
+    ``/tests/test_outputs.py``) is an expected one (``test_outputs.py::t``): the same name up to
+    parameters, collected from the verifier's own copy of the expected file (a same-named file
+    elsewhere, the agent's, never stands in for it)."""
     exp_path, _, exp_name = expected.partition("::")
-    rep_path, _, rep_name = reported.partition("::")
+    _rep_path, _, rep_name = reported.name.partition("::")
     if rep_name.split("[", 1)[0] != exp_name:
         return False
-    rep_path = rep_path.replace("\\", "/")
-    return rep_path == exp_path or rep_path.endswith("/" + exp_path)
+    return reported.path == f"/tests/{exp_path}"
 
 
 def check_expected(tests: list[TestResult], expected: list[str]) -> list[TestResult]:
     """``tests`` plus an ``error`` result for every expected test nobody reported."""
     out = list(tests)
     for exp in expected:
-        if not any(_matches(exp, t.name) for t in tests):
+        if not any(_matches(exp, t) for t in tests):
             out.append(TestResult(name=exp, outcome="error", message=MISSING))
     return out
 
@@ -237,169 +239,23 @@ def read_reward(text: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def verification_env(task_env: dict[str, str] | None, *, host_system: bool) -> dict[str, str]:
-    """The test command's whole environment (nothing of the pane's or the host's).
-
-    Both kinds of sandbox: the system ``PATH`` only, a fresh ``HOME``, no user site, the results
-    plugin on ``PYTHONPATH`` and in ``PYTEST_ADDOPTS``, git hooks and fsmonitor off; the task's
-    own variables (its Dockerfile ``ENV``) last. A host-system sandbox (built-in tasks) also gets
-    ``PYTHONSAFEPATH=1`` with a ``sitecustomize`` that appends the work dir *after* the standard
-    library (its tests import the code under test; a file the agent wrote never shadows pytest)
-    and plugin auto-loading off. An image keeps Python's usual start-up (Terminal-Bench tests may
-    rely on ``python -m pytest`` putting the cwd first, and on plugins their test script
-    installs); the shadowing check covers what that exposes.
-    """
-    env = {
-        "PATH": VERIFY_PATH,
-        "HOME": VERIFY_HOME,
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "TEST_DIR": "/tests",
-        "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": _VERIFY_PY,
-        "PYTEST_ADDOPTS": f"-p {PLUGIN_MODULE} -rA",
-        "GIT_CONFIG_COUNT": "2",
-        "GIT_CONFIG_KEY_0": "core.fsmonitor",
-        "GIT_CONFIG_VALUE_0": "false",
-        "GIT_CONFIG_KEY_1": "core.hooksPath",
-        "GIT_CONFIG_VALUE_1": "/dev/null",
-    }
-    if host_system:
-        env["PYTHONSAFEPATH"] = "1"
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    for key, value in (task_env or {}).items():
-        if key == "PYTHONPATH":  # the task's own path entries, then the verifier's start-up
-            env[key] = f"{value}:{_VERIFY_PY}" if value else _VERIFY_PY
-        elif key == "PYTEST_ADDOPTS":
-            env[key] = f"{env[key]} {value}"
-        elif key == "PATH":
-            env[key] = value
-        else:
-            env[key] = value
-    return env
-
-
-def verification_tools_env(
-    task_env: dict[str, str], *, tools: bool, network: bool
-) -> dict[str, str]:
-    """An image's test environment: its own ENV (``PATH`` included: where its Python and tools
-    live) and, for Terminal-Bench tasks, the provisioned uv on ``PATH``, its pristine cache and
-    a fresh venv location (``UV_PROJECT_ENVIRONMENT``: a ``.venv`` the agent left in the work dir
-    is never used); with a network, the host's certificate authorities."""
-    from exploreval.suites.terminal._image import UV_CACHE, trust_env
-
-    env = dict(task_env)
-    path = env.get("PATH", VERIFY_PATH)
-    if tools:
-        path = f"/root/.local/bin:{path}"
-        env.update({"UV_CACHE_DIR": UV_CACHE, "UV_PROJECT_ENVIRONMENT": VERIFY_VENV,
-                    "UV_LINK_MODE": "copy", "UV_PYTHON_DOWNLOADS": "never"})  # fmt: skip
-        if not network:
-            env["UV_OFFLINE"] = "1"
-    env["PATH"] = path
-    if network:
-        env.update(trust_env())
-    return env
-
-
-#: Where Terminal-Bench's uv venv of the test run lives (a fresh tmpfs of the verifier's).
-VERIFY_VENV = f"{VERIFY_VENV_DIR}/.venv"
-#: The results plugin's module name (``-p exploreval_results``).
-PLUGIN_MODULE = "exploreval_results"
-#: exploreval's pytest plugin, written to /opt/exploreval/verify in the verifier's sandbox. Its
-#: write end is the only channel a verdict is read from (module docstring, step 3).
-RESULTS_PLUGIN = r'''"""exploreval's results channel: pytest's own reports, as JSON lines, to a pipe the host reads."""
-import json
-import os
-
-_STATE = {"fd": None}
-
-
-def _fd():
-    if _STATE["fd"] is None:
-        raw = os.environ.pop("EXPLOREVAL_RESULTS_FD", "")
-        fd = -1
-        if raw.isdigit():
-            try:
-                fd = os.dup(int(raw))  # a close-on-exec copy; the inherited number is closed
-                os.close(int(raw))
-            except OSError:
-                fd = -1
-        _STATE["fd"] = fd
-    return _STATE["fd"]
-
-
-def _send(event):
-    fd = _fd()
-    if fd < 0:
-        return
-    event["pid"] = os.getpid()
-    data = (json.dumps(event, default=str) + "\n").encode("utf-8", "replace")
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    except OSError:
-        pass
-
-
-def pytest_configure(config):
-    import pytest
-
-    _send({"e": "start", "pytest": getattr(pytest, "__version__", "?")})
-
-
-def pytest_collectreport(report):
-    if report.failed:
-        _send({"e": "collect", "nodeid": report.nodeid, "outcome": "failed",
-               "message": str(getattr(report, "longreprtext", ""))[-1500:]})
-
-
-def pytest_runtest_logreport(report):
-    event = {"e": "test", "nodeid": report.nodeid, "when": report.when,
-             "outcome": report.outcome}
-    if hasattr(report, "wasxfail"):
-        event["xfail"] = True
-    if report.failed:
-        event["message"] = str(getattr(report, "longreprtext", ""))[-1500:]
-    _send(event)
-
-
-def pytest_sessionfinish(session, exitstatus):
-    _send({"e": "finish", "exitstatus": int(exitstatus),
-           "collected": getattr(session, "testscollected", None)})
-    fd = _STATE["fd"]
-    if fd is not None and fd >= 0:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    _STATE["fd"] = -1
-'''
-
-
-def harness_files(*, host_system: bool) -> dict[str, bytes]:
-    """What the verifier's sandbox gets at /opt/exploreval (read-only, fresh)."""
-    files = {f"{_VERIFY_PY}/{PLUGIN_MODULE}.py": RESULTS_PLUGIN.encode()}
-    if host_system:
-        files[f"{_VERIFY_PY}/sitecustomize.py"] = SITECUSTOMIZE.encode()
-    return files
-
-
 class _Session:
     def __init__(self) -> None:
         self.finished = False
         self.exitstatus: int | None = None
         self.tests: dict[str, list[dict[str, Any]]] = {}
+        self.paths: dict[str, str] = {}
         self.collect_errors: list[str] = []
 
 
 def read_sessions(events: list[dict[str, Any]]) -> list[_Session]:
-    """pytest sessions from the results channel, by process; what a session sends after its
-    own ``finish`` is ignored, and events of a process that never sent ``start`` are dropped."""
+    """pytest sessions from the results channel, by sending process (the pid the kernel stamped
+    on each message, ``hostpid``; a message's own claim is not used); what a session sends after
+    its own ``finish`` is ignored, and messages of a process that never sent ``start`` are
+    dropped."""
     sessions: dict[Any, _Session] = {}
     for event in events:
-        pid = event.get("pid")
+        pid = event.get("hostpid")
         kind = event.get("e")
         if kind == "start":
             sessions.setdefault(pid, _Session())
@@ -413,6 +269,10 @@ def read_sessions(events: list[dict[str, Any]]) -> list[_Session]:
             session.exitstatus = status if isinstance(status, int) else None
         elif kind == "test" and isinstance(event.get("nodeid"), str):
             session.tests.setdefault(event["nodeid"], []).append(event)
+        elif kind == "items" and isinstance(event.get("items"), list):
+            for item in event["items"]:
+                if isinstance(item, list) and len(item) == 2:
+                    session.paths[str(item[0])] = str(item[1])
         elif kind == "collect":
             session.collect_errors.append(str(event.get("nodeid")))
     return list(sessions.values())
@@ -447,7 +307,8 @@ def tests_from_sessions(sessions: list[_Session]) -> list[TestResult]:
             outcome, message = _outcome(phases)
             current = found.get(nodeid)
             if current is None or rank[outcome] > rank[current.outcome]:
-                found[nodeid] = TestResult(name=nodeid, outcome=outcome, message=message)
+                found[nodeid] = TestResult(name=nodeid, outcome=outcome, message=message,
+                                           path=session.paths.get(nodeid, ""))  # fmt: skip
         for nodeid in session.collect_errors:
             found[nodeid] = TestResult(name=nodeid, outcome="error", message="collection failed")
     return list(found.values())
@@ -521,12 +382,14 @@ async def verify(
     template: Path | None = None,
     keep_agent: bool = False,
 ) -> VerificationResult:
-    """End the agent's sandbox, then run ``test_command`` (bash, cwd = the work dir) in a fresh
-    sandbox over its files and decide from the results channel (module docstring).
+    """End the agent's sandbox, then run ``test_command`` (bash, cwd = the work dir) in a fresh,
+    traced sandbox over its files, sealed by the verifier (:mod:`._sealed`), and decide from the
+    results channel and the audit of what ran (module docstring).
 
-    ``expected``: the test ids that must all pass (default: collected from the sandbox's tests
-    dir with :func:`collect_test_ids`). ``template``: the pristine work dir of a host-system
-    task (the shadowing check tells the agent's files from the task's)."""
+    ``env``: the task's test environment (its ENV, and for an image the test tools'
+    variables). ``expected``: the test ids that must all pass (default: collected from the
+    sandbox's tests dir with :func:`collect_test_ids`). ``template``: the pristine work dir of a
+    host-system task (the agent's files are those that differ from it)."""
     if expected is None:
         expected = collect_test_ids(sandbox.config.tests_dir) if parser == "pytest" else []
     host_system = sandbox.config.image is None
@@ -539,26 +402,36 @@ async def verify(
         return VerificationResult(
             resolved=False, parser=parser, expected=expected, error="the sandbox was closed"
         )
-    shadows = await asyncio.to_thread(toolchain_shadows, sandbox, template)
+    lower = None if host_system else sandbox.disk.dir / "lower"
+    config_file = shipped_pytest_config(sandbox.config.tests_dir)
+    project = await asyncio.to_thread(verification_project, lower, sandbox.config.workdir)
+    task_env = verification_env(env, host_system=host_system)
+    sealed = sealed_env(
+        task_env,
+        host_system=host_system,
+        config_file=config_file,
+        uv_project=not host_system,
+        pip_env=await asyncio.to_thread(pristine_pip_env, lower),
+    )
     async with _semaphore():
         try:
             run = await sandbox.run_verifier(
                 test_command,
-                env=verification_env(env, host_system=host_system),
+                env=sealed,
                 timeout=timeout,
-                data_files=harness_files(host_system=host_system),
+                harness=harness_files(),
+                project=project,
+                template=template,
                 network=network,
                 keep_agent=keep_agent,
+                config_file=config_file,
             )
-        except (SandboxError, OSError) as exc:
+        except (SandboxError, TraceUnavailable, OSError) as exc:
             return VerificationResult(
                 resolved=False, parser=parser, expected=expected, error=str(exc)
             )
         sandbox.file_events()  # the tests' own accesses are not the agent's
-    if keep_agent:  # what the kept processes left while the tests ran counts too
-        later = await asyncio.to_thread(toolchain_shadows, sandbox, template)
-        shadows = list(dict.fromkeys([*shadows, *later]))
-    result = decide(run, parser=parser, expected=expected, shadows=shadows, ended=ended,
+    result = decide(run, parser=parser, expected=expected, ended=ended,
                     max_output_bytes=max_output_bytes)  # fmt: skip
     result.agent_kept = keep_agent
     return result
@@ -569,11 +442,11 @@ def decide(
     *,
     parser: str,
     expected: list[str],
-    shadows: list[str] | None = None,
     ended: str = "",
     max_output_bytes: int = 20_000,
 ) -> VerificationResult:
-    """The verdict of one verification run (pure: a function of what the host read)."""
+    """The verdict of one verification run (pure: a function of what the host read and of the
+    audit of what ran)."""
     output = run.stdout + (("\n" + run.stderr) if run.stderr else "")
     shown, _ = truncate_middle(output, max_output_bytes)
     sessions = read_sessions(run.events)
@@ -599,11 +472,11 @@ def decide(
         reasons.append(f"the test command exited with status {run.returncode}")
     if run.timed_out:
         reasons.append("the test command timed out")
-    if shadows:
-        reasons.append(
-            "the agent left files that run before, or instead of, the test tools: "
-            + ", ".join(shadows[:8])
-        )
+    audit = run.audit
+    if audit is None:
+        reasons.append("the verification was not traced: what ran cannot be checked")
+    else:
+        reasons += audit.violations
     return VerificationResult(
         resolved=not reasons,
         parser=parser,
@@ -616,7 +489,8 @@ def decide(
         reward=reward,
         sessions=len(sessions),
         reasons=reasons,
-        shadowing=list(shadows or []),
+        shadowing=list(audit.files) if audit is not None else [],
+        audit=audit,
         network=run.network,
         error=f"the agent's sandbox ended early ({ended})" if ended else None,
     )

@@ -1,0 +1,507 @@
+"""What a verification's trace means: which code ran, whose it was, and whether it may count.
+
+The rule (docs/terminal.md, "Verification"): **the agent's code may run in a test process only
+when the tests import it.** Everything that runs without the tests asking for it (the
+interpreter and its start-up, the test tools, their plugins and configuration, the programs that
+start pytest, the packages the test script installs) is the verifier's, and must not be, or come
+from, something the agent wrote.
+
+Provenance of a file the trace saw:
+
+* **agent**: the agent created or changed it (an image's overlay layer at the end of the agent's
+  phase; a host-system sandbox's work dir, ``/tmp`` and ``/root``, minus the task's own files);
+* **derived**: written during the verification by a process that had already run agent code, or
+  by a process outside the verification (the agent's own, with ``agent_processes=keep``);
+* otherwise the image's, the host's, or written by the verification's own tools.
+
+A process becomes *tainted* when it executes or opens agent or derived **code** (a program it
+runs, a Python module or byte code, a shared library, a ``.pth`` with code, an archive Python
+can import from, a shell script); a child inherits its parent's taint. The episode is not
+resolved when:
+
+1. a pytest session loaded agent code **before its tests began** (collection): start-up hooks,
+   plugins, an interpreter or library swapped, configuration code;
+2. a session loaded an agent ``conftest.py``, or agent code in the interpreter's standard
+   library, at any time;
+3. a program in the chain that started a session (the test script's shell, uv, a ``pytest``
+   wrapper...) had run agent code before the session started, or the test command's own shell
+   is a program of the agent's;
+4. a process that ran agent code wrote the verifier's reward file;
+5. the trace is incomplete.
+
+What remains allowed, and is listed (``imported``): agent code a session loaded after its tests
+began, other than the above: the code the tests import (the task's subject).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import posixpath
+import stat as stat_mod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from exploreval.suites.terminal._trace import EXEC, OPEN, WRITE, Trace, TracedProcess, TraceEvent
+
+#: Files Python or a shell runs as code when opened (besides anything executed).
+CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd", ".pth", ".zip", ".egg", ".whl",
+                 ".pyz", ".sh", ".bash")  # fmt: skip
+#: The verifier's marker, opened by the results plugin when collection begins (the boundary
+#: between "the test tools started" and "the tests import their subject").
+MARKER = "/opt/exploreval/verify/collecting"
+PLUGIN_FILE = "/opt/exploreval/verify/exploreval_results.py"
+REWARD_FILES = ("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
+_CONFIG_NAMES = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
+                           "pyproject.toml", "tox.ini", "setup.cfg"})  # fmt: skip
+
+
+class SessionRecord(BaseModel):
+    """One pytest session as the trace saw it (not as it described itself)."""
+
+    schema_version: int = 1
+    #: The program the session's process ran (its interpreter) and the chain that started it,
+    #: outermost first (e.g. bash -> uv -> python3.11).
+    program: str = ""
+    chain: list[str] = Field(default_factory=list)
+    #: Test configuration and conftest files the session opened.
+    config_files: list[str] = Field(default_factory=list)
+    conftests: list[str] = Field(default_factory=list)
+    #: Distributions whose metadata the session read: "name version (origin[, source])".
+    distributions: list[str] = Field(default_factory=list)
+    #: Agent code the session loaded after its tests began (the code the tests import).
+    imported: list[str] = Field(default_factory=list)
+    collected: bool = False
+
+
+class VerificationAudit(BaseModel):
+    """What the verification actually ran, checked from outside (``_audit`` module docstring)."""
+
+    schema_version: int = 1
+    traced: bool = False
+    events: int = 0
+    processes: int = 0
+    #: Files the agent created or changed, as the verification found them.
+    agent_files: int = 0
+    #: The pytest configuration the sessions were pinned to, and their rootdir.
+    config_file: str = ""
+    rootdir: str = ""
+    sessions: list[SessionRecord] = Field(default_factory=list)
+    #: Why the run cannot count, one line each, naming the file and the process.
+    violations: list[str] = Field(default_factory=list)
+    #: The files named by the violations.
+    files: list[str] = Field(default_factory=list)
+
+
+def is_code_path(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.endswith(CODE_SUFFIXES) or ".so." in name
+
+
+def pth_runs_code(text: str) -> bool:
+    """``site`` executes the lines of a ``.pth`` file that start with ``import``."""
+    return any(line.startswith(("import ", "import\t")) for line in text.splitlines())
+
+
+# -- reading the sandbox's files from the host, never following the agent's links out ------------
+_SYS_OPENAT2 = 437  # x86-64 and aarch64
+_RESOLVE_NO_MAGICLINKS, _RESOLVE_IN_ROOT = 0x02, 0x10
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]  # fmt: skip
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def read_in_root(root: Path, path: str, limit: int = 200_000) -> bytes | None:
+    """``path`` (absolute, as the sandbox sees it) read under ``root`` with every symbolic link
+    resolved *inside* ``root`` (``openat2(RESOLVE_IN_ROOT)``): a link the agent made to
+    ``/etc/shadow`` reads the sandbox's file, never the host's. None when absent, not a regular
+    file, or unreadable."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        how = _OpenHow(os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK, 0,
+                       _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS)  # fmt: skip
+        fd = _LIBC.syscall(_SYS_OPENAT2, root_fd, path.lstrip("/").encode() or b".",
+                           ctypes.byref(how), ctypes.sizeof(how))  # fmt: skip
+        if fd < 0:
+            return None
+        try:
+            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return os.read(fd, limit)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(root_fd)
+
+
+@dataclass
+class SandboxView:
+    """How the verification sandbox's paths map to the host, and where the agent could write.
+
+    ``mounts``: (sandbox path, host directory) of the verifier's own mounts (tests, logs, the
+    harness files, its home, venv and uv project): never the agent's. ``root``: the host path
+    of everything else (an image's overlay, or this machine's ``/`` for a host-system
+    sandbox). ``agent_paths``: files the agent created or changed, as sandbox paths."""
+
+    root: Path
+    mounts: list[tuple[str, Path]]
+    agent_paths: set[str]
+    #: Sandbox prefixes where files may be the agent's (others are the verifier's or the host's).
+    agent_prefixes: tuple[str, ...] = ("/",)
+
+    def host_path(self, path: str) -> tuple[Path, str]:
+        """(host directory to resolve in, path inside it) for a sandbox path."""
+        for prefix, host in sorted(self.mounts, key=lambda m: -len(m[0])):
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                return host, "/" + path[len(prefix) :].lstrip("/")
+        return self.root, path
+
+    def read(self, path: str, limit: int = 200_000) -> bytes | None:
+        host, inner = self.host_path(path)
+        return read_in_root(host, inner, limit)
+
+    def is_verifier_mount(self, path: str) -> bool:
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p, _ in self.mounts)
+
+    def agent_wrote(self, path: str) -> bool:
+        return path in self.agent_paths and not self.is_verifier_mount(path)
+
+
+def agent_files_in_upper(upper: Path) -> set[str]:
+    """Every regular file or link an image's overlay layer holds: what the agent created or
+    changed (the image's own files are in the lower layer)."""
+    found: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(upper):
+        rel = os.path.relpath(dirpath, upper)
+        base = "/" if rel == "." else "/" + rel + "/"
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            st = os.lstat(os.path.join(dirpath, name))
+            if stat_mod.S_ISREG(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
+                found.add(base + name)
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return found
+
+
+def agent_files_in_dir(host_dir: Path, mount: str, template: Path | None) -> set[str]:
+    """Files under ``host_dir`` (seen at ``mount`` inside) that differ from ``template``'s (all
+    of them without a template): a host-system sandbox's work dir, /tmp and /root."""
+    found: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(host_dir):
+        rel_dir = os.path.relpath(dirpath, host_dir)
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if template is not None and _same(Path(dirpath) / name, template / rel):
+                continue
+            found.add(posixpath.join(mount, rel))
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return found
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        sa, sb = os.lstat(a), os.lstat(b)
+        if stat_mod.S_ISLNK(sa.st_mode) or stat_mod.S_ISLNK(sb.st_mode):
+            return (
+                stat_mod.S_ISLNK(sa.st_mode)
+                and stat_mod.S_ISLNK(sb.st_mode)
+                and os.readlink(a) == os.readlink(b)
+            )
+        if sa.st_size != sb.st_size:
+            return False
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
+# -- the audit ------------------------------------------------------------------------------------
+@dataclass
+class _Proc:
+    info: TracedProcess
+    verification: bool
+    parent: _Proc | None
+    #: The first agent code it ran (or its parent had run when it started): (file, why).
+    taint: tuple[str, str] | None = None
+    taint_seq: int = 0
+
+    def taint_text(self) -> str:
+        return f"{self.taint[0]} ({self.taint[1]})" if self.taint else ""
+
+    exe: str = ""
+
+
+@dataclass
+class _Write:
+    seq: int
+    tainted: str | None
+
+
+@dataclass
+class Auditor:
+    """Decides what a trace means for one verification run (module docstring)."""
+
+    trace: Trace
+    view: SandboxView
+    #: Host pids that started the verification (bwrap, and its pid 1 in the new namespace).
+    roots: set[int]
+    #: Host pids of the processes that reported a pytest session on the results channel.
+    session_pids: set[int]
+    config_file: str = ""
+    rootdir: str = ""
+    _procs: dict[tuple[int, int], _Proc] = field(default_factory=dict)
+    _writes: dict[tuple[int, int], _Write] = field(default_factory=dict)
+    _pth: dict[str, bool] = field(default_factory=dict)
+
+    def run(self) -> VerificationAudit:
+        audit = VerificationAudit(
+            traced=True,
+            events=len(self.trace.events),
+            agent_files=len(self.view.agent_paths),
+            config_file=self.config_file,
+            rootdir=self.rootdir,
+        )
+        violations = _Violations()
+        if self.trace.overflow:
+            violations.add("the file-access trace is incomplete (too many events)")
+        sessions: dict[int, SessionRecord] = {}
+        session_state: dict[int, dict[str, int | None]] = {}
+        for event in sorted(self.trace.events, key=lambda e: e.seq):
+            proc = self._proc(event.pid, event.seq)
+            if event.kind & (OPEN | EXEC):
+                if event.kind & EXEC and not proc.exe:
+                    proc.exe = event.path
+                origin = self._origin(event.path, event.dev, event.ino, event.seq)
+                code = bool(event.kind & EXEC) or self._is_code(event.path)
+                if origin and code and proc.taint is None:
+                    proc.taint, proc.taint_seq = (event.path, origin), event.seq
+                if origin and event.kind & EXEC and self._runs_the_test_command(proc):
+                    violations.add("the test command itself ran a program of the agent's",
+                                   event.path, origin)  # fmt: skip
+                if event.pid in self.session_pids and proc.verification:
+                    self._session_event(event, proc, origin, code, sessions, session_state,
+                                        violations)  # fmt: skip
+            if event.kind & WRITE:
+                tainted = proc.taint_text() if proc.verification else "outside the verification"
+                self._writes[(event.dev, event.ino)] = _Write(event.seq, tainted or None)
+                if event.path in REWARD_FILES and tainted:
+                    what = f"the reward file was written by {self._who(proc)}"
+                    if proc.taint is not None and proc.verification:
+                        violations.add(f"{what}, which had run agent code", *proc.taint)
+                    else:
+                        violations.add(f"{what}, a process outside the verification", event.path)
+        for pid in sorted(self.session_pids):
+            record = sessions.setdefault(pid, SessionRecord())
+            procs = [p for (q, _), p in self._procs.items() if q == pid]
+            if not procs:
+                violations.add(f"a pytest session (pid {pid}) was never seen running")
+                continue
+            proc = procs[-1]
+            if not proc.verification:
+                violations.add(f"a pytest session (pid {pid}) ran outside the verification's "
+                               "process tree")  # fmt: skip
+                continue
+            record.program = proc.exe or proc.info.comm
+            chain = self._ancestors(proc)
+            record.chain = [a.exe or a.info.comm for a in reversed(chain)]
+            for ancestor in chain:
+                if ancestor.taint and ancestor.taint_seq < proc.info.first_seq:
+                    violations.add(f"{self._who(ancestor)} started a pytest session after "
+                                   "running agent code", *ancestor.taint)  # fmt: skip
+                    break
+        audit.sessions = [sessions[p] for p in sorted(sessions)]
+        audit.processes = len(self._procs)
+        audit.violations, audit.files = violations.lines()
+        return audit
+
+    # -- per-event rules --------------------------------------------------------------------
+    def _session_event(
+        self,
+        event: TraceEvent,
+        proc: _Proc,
+        origin: str | None,
+        code: bool,
+        sessions: dict[int, SessionRecord],
+        state: dict[int, dict[str, int | None]],
+        violations: _Violations,
+    ) -> None:
+        record = sessions.setdefault(event.pid, SessionRecord())
+        marks = state.setdefault(event.pid, {"marker": None})
+        path = event.path
+        name = posixpath.basename(path)
+        if path == MARKER:
+            if marks["marker"] is None:
+                marks["marker"] = event.seq
+                record.collected = True
+            return
+        collecting = marks["marker"] is not None
+        if name == "conftest.py" and path not in record.conftests:
+            record.conftests.append(path)
+        elif name in _CONFIG_NAMES and not collecting and path not in record.config_files:
+            record.config_files.append(path)
+        if ".dist-info/" in path:
+            self._note_distribution(record, event, origin)
+        if not origin or not code:
+            return
+        session = f"a pytest session ({self._who(proc)})"
+        if not collecting:
+            violations.add(f"{session} loaded agent code before its tests began", path, origin)
+        elif name == "conftest.py":
+            violations.add(f"{session} loaded a conftest of the agent's", path, origin)
+        elif _in_stdlib(path):
+            violations.add(f"{session} loaded a standard-library module the agent changed",
+                           path, origin)  # fmt: skip
+        elif path not in record.imported:
+            record.imported.append(path)
+
+    def _note_distribution(
+        self, record: SessionRecord, event: TraceEvent, origin: str | None
+    ) -> None:
+        """A distribution whose metadata the session read, with where it came from."""
+        head, _, _ = event.path.partition(".dist-info/")
+        site, _, dist = head.rpartition("/")
+        name, _, version = dist.partition("-")
+        if any(e.startswith(f"{name} {version} ") for e in record.distributions):
+            return
+        if origin:
+            kind = "the agent's" if origin == "the agent's" else origin
+        elif self.view.is_verifier_mount(event.path) or (event.dev, event.ino) in self._writes:
+            kind = "installed by the test command"
+        else:
+            kind = "the image's"
+        raw = self.view.read(f"{head}.dist-info/direct_url.json", 20_000)
+        if raw:
+            try:
+                url = str(json.loads(raw).get("url", "?"))
+            except (ValueError, AttributeError):
+                url = "?"
+            kind += f", from {url}"
+        record.distributions.append(f"{name} {version} ({kind}) in {site}")
+
+    # -- provenance -------------------------------------------------------------------------
+    def _origin(self, path: str, dev: int, ino: int, seq: int) -> str | None:
+        """Why a file counts as the agent's when opened at ``seq`` (None: it does not)."""
+        written = self._writes.get((dev, ino))
+        if written is not None and written.seq < seq:
+            return f"written by a process that ran {written.tainted}" if written.tainted else None
+        if self.view.agent_wrote(path):
+            return "the agent's"
+        return None
+
+    def _is_code(self, path: str) -> bool:
+        if not is_code_path(path):
+            return False
+        if path.endswith(".pth"):
+            cached = self._pth.get(path)
+            if cached is None:
+                raw = self.view.read(path)
+                cached = True if raw is None else pth_runs_code(raw.decode("utf-8", "replace"))
+                self._pth[path] = cached
+            return cached
+        return True
+
+    # -- processes --------------------------------------------------------------------------
+    def _proc(self, pid: int, seq: int) -> _Proc:
+        info = self.trace.process_at(pid, seq)
+        if info is None:
+            info = TracedProcess(pid=pid, ppid=None, start=None, first_seq=seq)
+        key = (pid, info.first_seq)
+        found = self._procs.get(key)
+        if found is not None:
+            return found
+        parent = None
+        verification = pid in self.roots
+        if info.ppid and not verification:
+            parent_info = self.trace.process_at(info.ppid, info.first_seq)
+            if parent_info is not None:
+                parent = self._proc(info.ppid, info.first_seq)
+                verification = parent.verification
+        proc = _Proc(info=info, verification=verification, parent=parent)
+        if parent is not None and parent.taint is not None:
+            path, why = parent.taint
+            proc.taint = (path, f"{why}, run by its parent {self._who(parent)}")
+            proc.taint_seq = info.first_seq
+        self._procs[key] = proc
+        return proc
+
+    def _runs_the_test_command(self, proc: _Proc) -> bool:
+        """The process bwrap started the test command in (its shell), before any child."""
+        parent = proc.parent
+        return proc.verification and parent is not None and parent.info.pid in self.roots
+
+    def _ancestors(self, proc: _Proc) -> list[_Proc]:
+        out: list[_Proc] = []
+        current = proc.parent
+        while current is not None and len(out) < 64:
+            out.append(current)
+            if current.info.pid in self.roots:
+                break
+            current = current.parent
+        return out
+
+    @staticmethod
+    def _who(proc: _Proc) -> str:
+        return proc.exe or proc.info.comm or f"pid {proc.info.pid}"
+
+
+#: Files a violation names in ``VerificationAudit.files`` (a replaced installer taints every
+#: file it wrote: the first ones say enough).
+MAX_NAMED = 400
+
+
+class _Violations:
+    """Violations grouped by what happened and why the files count as the agent's: one line
+    each, naming the first file and how many more (a replaced installer taints every file it
+    wrote; the reader needs the cause, not a thousand paths)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], list[str]] = {}
+
+    def add(self, what: str, path: str = "", origin: str = "") -> None:
+        files = self._groups.setdefault((what, origin), [])
+        if path and path not in files:
+            files.append(path)
+
+    def lines(self) -> tuple[list[str], list[str]]:
+        lines, files = [], []
+        for (what, origin), paths in self._groups.items():
+            if not paths:
+                lines.append(what)
+                continue
+            more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+            lines.append(f"{what}: {paths[0]} ({origin}){more}" if origin
+                         else f"{what}: {paths[0]}{more}")  # fmt: skip
+            files += [p for p in paths[:MAX_NAMED] if p not in files]
+        return lines, files
+
+
+def _in_stdlib(path: str) -> bool:
+    """A module of the interpreter's standard library (not one of its site directories)."""
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if part.startswith("python3") and i > 0 and parts[i - 1] == "lib":
+            rest = parts[i + 1 :]
+            return bool(rest) and rest[0] not in ("site-packages", "dist-packages")
+    return False
+
+
+def audit_trace(
+    trace: Trace,
+    view: SandboxView,
+    *,
+    roots: Iterable[int],
+    session_pids: Iterable[int],
+    config_file: str = "",
+    rootdir: str = "",
+) -> VerificationAudit:
+    return Auditor(trace, view, set(roots), set(session_pids), config_file, rootdir).run()

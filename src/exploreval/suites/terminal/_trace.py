@@ -1,0 +1,275 @@
+"""What a verification run opened, executed and wrote, recorded from outside the sandbox.
+
+The verdict must not depend on what the test process says about itself: code the agent planted
+could run inside it and say anything. So the host watches the verification's file systems with
+fanotify (the kernel's file-access notification; root only) while the test command runs, and
+records every file a process of the verification **opened**, **executed** or **wrote**, with the
+process's host pid. Which process started which is read from ``/proc`` the first time a pid is
+seen (a process is seen at once: the kernel reports the executable it runs), so the chain of
+programs that started a pytest session is known even after they exit.
+
+This module only records; :mod:`._audit` decides what the record means.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import select
+import stat
+import struct
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
+_LIBC.fanotify_init.restype = ctypes.c_int
+_LIBC.fanotify_mark.argtypes = [
+    ctypes.c_int,
+    ctypes.c_uint,
+    ctypes.c_uint64,
+    ctypes.c_int,
+    ctypes.c_char_p,
+]
+_LIBC.fanotify_mark.restype = ctypes.c_int
+
+_FAN_CLOEXEC, _FAN_NONBLOCK = 0x1, 0x2
+_FAN_UNLIMITED_QUEUE, _FAN_UNLIMITED_MARKS = 0x10, 0x20
+_FAN_MARK_ADD, _FAN_MARK_FILESYSTEM = 0x1, 0x100
+_FAN_CLOSE_WRITE, _FAN_OPEN, _FAN_OPEN_EXEC = 0x8, 0x20, 0x1000
+_FAN_Q_OVERFLOW = 0x4000
+_AT_FDCWD = -100
+_METADATA = struct.Struct("IBBHQii")  # struct fanotify_event_metadata
+
+#: Event kinds (bit flags: one open can be both an open and an exec).
+OPEN, EXEC, WRITE = 1, 2, 4
+#: A verification that makes more distinct events than this is not trusted (recorded as
+#: ``overflow``): the record would no longer say everything that happened.
+MAX_EVENTS = 400_000
+
+
+class TraceUnavailable(OSError):
+    """fanotify could not be set up (not root, or a kernel without it): no verdict can be
+    checked from outside, so the verification refuses to run."""
+
+
+@dataclass(slots=True, frozen=True)
+class TraceEvent:
+    """One file access: ``seq`` orders all events of a trace (the kernel queues them in order)."""
+
+    seq: int
+    pid: int
+    kind: int
+    path: str
+    dev: int
+    ino: int
+    executable: bool  # the file has an execute bit (scripts run by path need one)
+
+
+@dataclass(slots=True)
+class TracedProcess:
+    """A process as first seen: its parent, and its start time (to tell a reused pid apart)."""
+
+    pid: int
+    ppid: int | None
+    start: int | None
+    first_seq: int
+    comm: str = ""
+
+
+@dataclass(slots=True)
+class Trace:
+    """Everything one verification touched on the watched file systems (in kernel order)."""
+
+    events: list[TraceEvent] = field(default_factory=list)
+    #: host pid -> every process seen with that pid, oldest first (pids can be reused).
+    processes: dict[int, list[TracedProcess]] = field(default_factory=dict)
+    overflow: bool = False
+    #: Events that could not be attributed to a path (the file was gone before it was read).
+    unreadable: int = 0
+
+    def process_at(self, pid: int, seq: int) -> TracedProcess | None:
+        """The process that had ``pid`` at event ``seq``."""
+        found = None
+        for proc in self.processes.get(pid, ()):
+            if proc.first_seq <= seq:
+                found = proc
+        return found
+
+
+def _proc_stat(pid: int) -> tuple[int, int, str] | None:
+    """(ppid, start time, command name) from /proc/<pid>/stat, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    head, _, rest = raw.rpartition(b")")
+    comm = head.partition(b"(")[2].decode("utf-8", "replace")
+    fields = rest.split()
+    try:
+        return int(fields[1]), int(fields[19]), comm
+    except (IndexError, ValueError):
+        return None
+
+
+class FileTracer:
+    """fanotify over a set of file systems, read by a thread until :meth:`stop`.
+
+    ``ignore_pids``: processes whose accesses are not recorded (the host itself prepares and
+    reads the verification's files; it is not part of what the verification ran)."""
+
+    def __init__(self, *, ignore_pids: set[int] | None = None) -> None:
+        self._fd = _LIBC.fanotify_init(
+            _FAN_CLOEXEC | _FAN_NONBLOCK | _FAN_UNLIMITED_QUEUE | _FAN_UNLIMITED_MARKS,
+            os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC,
+        )
+        if self._fd < 0:
+            err = ctypes.get_errno()
+            raise TraceUnavailable(
+                err,
+                f"fanotify_init: {os.strerror(err)} (verification records what the tests ran "
+                "with fanotify, which needs root and a Linux kernel built with it)",
+            )
+        self.trace = Trace()
+        self._ignore = set(ignore_pids or ()) | {os.getpid()}
+        self._seq = 0
+        self._seen: set[tuple[int, int, int, int]] = set()
+        #: (pid, dev, ino) -> index of the latest write kept: a process's first and latest write
+        #: of a file are kept (what it wrote before and after it ran anything else).
+        self._last_write: dict[tuple[int, int, int], int] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def mark(self, path: Path) -> None:
+        """Watch the whole file system that ``path`` is on (every mount of it)."""
+        mask = _FAN_OPEN | _FAN_OPEN_EXEC | _FAN_CLOSE_WRITE
+        if (
+            _LIBC.fanotify_mark(
+                self._fd, _FAN_MARK_ADD | _FAN_MARK_FILESYSTEM, mask, _AT_FDCWD, bytes(path)
+            )
+            != 0
+        ):
+            err = ctypes.get_errno()
+            raise TraceUnavailable(err, f"fanotify_mark {path}: {os.strerror(err)}")
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="exploreval-trace", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> Trace:
+        """Read what is still queued, stop, and return the trace."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if not self._closed:
+            self._drain()
+            os.close(self._fd)
+            self._closed = True
+        return self.trace
+
+    def close(self) -> None:
+        if not self._closed:
+            self._stop.set()
+            if self._thread is not None:
+                self._thread.join()
+            os.close(self._fd)
+            self._closed = True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(InterruptedError):
+                ready, _, _ = select.select([self._fd], [], [], 0.05)
+                if ready:
+                    self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                buf = os.read(self._fd, 256 * 1024)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                return
+            if not buf:
+                return
+            self._parse(buf)
+
+    def _parse(self, buf: bytes) -> None:
+        offset = 0
+        while offset + _METADATA.size <= len(buf):
+            length, _vers, _res, _mlen, mask, fd, pid = _METADATA.unpack_from(buf, offset)
+            offset += length or _METADATA.size
+            if mask & _FAN_Q_OVERFLOW:
+                self.trace.overflow = True
+            if fd < 0:
+                continue
+            try:
+                if pid not in self._ignore:
+                    self._record(fd, pid, mask)
+            finally:
+                os.close(fd)
+
+    def _record(self, fd: int, pid: int, mask: int) -> None:
+        kind = (OPEN if mask & _FAN_OPEN else 0) | (EXEC if mask & _FAN_OPEN_EXEC else 0)
+        kind |= WRITE if mask & _FAN_CLOSE_WRITE else 0
+        try:
+            st = os.fstat(fd)
+            path = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            self.trace.unreadable += 1
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return  # directories, devices: never code, never a result
+        self._note_process(pid)
+        key = (pid, kind, st.st_dev, st.st_ino)
+        if key in self._seen and not kind & WRITE:
+            return
+        self._seq += 1
+        event = TraceEvent(self._seq, pid, kind, path, st.st_dev, st.st_ino,
+                           bool(st.st_mode & 0o111))  # fmt: skip
+        if key in self._seen:  # a later write of a file this process wrote before
+            wkey = (pid, st.st_dev, st.st_ino)
+            index = self._last_write.get(wkey)
+            if index is not None:
+                self.trace.events[index] = event
+                return
+            self._last_write[wkey] = len(self.trace.events)
+        self._seen.add(key)
+        if len(self.trace.events) >= MAX_EVENTS:
+            self.trace.overflow = True
+            return
+        self.trace.events.append(event)
+
+    def _note_process(self, pid: int) -> None:
+        """Record ``pid`` (and, the first time, the ancestors not seen yet: a parent that never
+        touches a watched file still belongs to the chain)."""
+        for _ in range(64):
+            known = self.trace.processes.get(pid)
+            stat = _proc_stat(pid)
+            if known and (stat is None or known[-1].start == stat[1]):
+                return
+            ppid, start, comm = stat if stat is not None else (None, None, "")
+            self.trace.processes.setdefault(pid, []).append(
+                TracedProcess(pid=pid, ppid=ppid, start=start, first_seq=self._seq + 1, comm=comm)
+            )
+            if not ppid or ppid in self._ignore:
+                return
+            pid = ppid
+
+
+def fanotify_available() -> str | None:
+    """None when verification can record a trace here; else why not (for the system check)."""
+    try:
+        tracer = FileTracer()
+    except TraceUnavailable as exc:
+        return str(exc)
+    tracer.close()
+    return None

@@ -1,0 +1,488 @@
+"""The verification run: the hidden tests in a fresh sandbox over the episode's files, watched.
+
+:meth:`Sandbox.run_verifier` delegates here. What the run is made of:
+
+* **New namespaces over the agent's final files** (the work dir, and for an image its whole
+  changed root); the agent's processes are gone (or, with ``keep``, in other namespaces).
+* **The verifier's own mounts**, on a verification-only tmpfs (``vdisk``) the agent never saw:
+  the tests at ``/tests`` (a writable copy), ``/logs``, the harness files read-only at
+  ``/opt/exploreval/verify`` (results plugin, start-up file, an empty pytest configuration, the
+  collection marker), a fresh ``$HOME``, the test venv and the uv project. Their mount points
+  are made real directories first: a link the agent left there is removed, never followed.
+* **A results channel the host can check**: a ``SOCK_SEQPACKET`` socket pair whose messages
+  carry their sender's pid, stamped by the kernel (``SO_PASSCRED``): a session is a *process*,
+  not what a message says about itself.
+* **A file-access trace** of the run (:mod:`._trace`) over every file system the run can touch,
+  audited after the run (:mod:`._audit`).
+* **No process may reach into another**: seccomp denies ``ptrace`` and cross-process memory
+  calls, ``/proc`` is read-only (:mod:`._seccomp`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from exploreval.core import spawn_tied
+from exploreval.suites.terminal._audit import (
+    SandboxView,
+    VerificationAudit,
+    agent_files_in_dir,
+    agent_files_in_upper,
+    audit_trace,
+)
+from exploreval.suites.terminal._rootfs import kill_uid, mount_overlay
+from exploreval.suites.terminal._seccomp import filter_fd
+from exploreval.suites.terminal._trace import FileTracer
+
+if TYPE_CHECKING:
+    from exploreval.suites.terminal._sandbox import Sandbox
+
+#: Where the verifier's own files are, inside the verification sandbox.
+HARNESS_DIR = "/opt/exploreval/verify"
+VERIFY_HOME = "/opt/exploreval-home"
+VERIFY_VENV_DIR = "/opt/exploreval-venv"
+VERIFY_PROJECT = "/opt/exploreval-project"
+UV_CACHE_PATH = "/opt/exploreval-uv-cache"
+#: Paths the verification mounts over: never a link or a file of the agent's.
+RESERVED = ("/tests", "/logs", "/opt", "/opt/exploreval", HARNESS_DIR, VERIFY_HOME,
+            VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH)  # fmt: skip
+#: Size of the verification-only tmpfs beyond the tests' own size (the test venv lives there).
+VERIFY_DISK_MB = 4352
+#: Cap on the results a verification run may send.
+MAX_RESULTS_BYTES = 8_000_000
+CAPPED = "\n[... output capped ...]"
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/exploreval/bin"
+_UCRED = struct.Struct("iII")
+
+
+class VerifierRun(BaseModel):
+    """What one verification run produced, as the host read it (never from the sandbox's files
+    except the reward files Harbor tasks write, read without following links)."""
+
+    schema_version: int = 2
+    returncode: int | None
+    stdout: str
+    stderr: str
+    #: Messages the results plugin sent (pytest sessions and test reports), each with
+    #: ``hostpid``: the sender's pid as the kernel stamped it.
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    events_error: str | None = None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    #: reward.txt / reward.json of /logs/verifier, as written during this run (Harbor).
+    reward_text: str | None = None
+    network: bool = False
+    #: What the run actually ran, checked from outside (None: not traced).
+    audit: VerificationAudit | None = None
+
+
+def prepare_disk(
+    sandbox: Sandbox,
+    harness: dict[str, bytes],
+    project: dict[str, bytes],
+) -> Path:
+    """The verification-only tmpfs: tests (writable copy), logs, harness, home, venv, project."""
+    assert sandbox.disk is not None
+    uid = sandbox.uid
+    tests = sandbox.config.tests_dir
+    size = VERIFY_DISK_MB
+    if tests is not None and tests.is_dir():
+        size += int(sum(f.stat().st_size for f in tests.rglob("*") if f.is_file()) / 2**20) + 1
+    vdisk = sandbox.disk.mount_verification(size)
+    target = vdisk / "tests"
+    if tests is not None and tests.is_dir():
+        shutil.copytree(tests, target, symlinks=True)
+    else:
+        target.mkdir()
+    # A writable copy owned by the sandbox's uid, as a container's /tests is: Terminal-Bench
+    # tests build extensions in place. The agent never sees it; the task's files are untouched.
+    for dirpath, _dirs, filenames in os.walk(target):
+        os.chown(dirpath, uid, uid)
+        os.chmod(dirpath, 0o755)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chown(path, uid, uid)
+                os.chmod(path, os.stat(path).st_mode | 0o644)
+    disk = sandbox.disk
+    logs = disk.owned_dir(vdisk / "logs")
+    disk.owned_dir(logs / "verifier")
+    disk.owned_dir(logs / "agent")
+    harness_dir = vdisk / "harness"
+    harness_dir.mkdir(mode=0o755)
+    for name, data in sorted(harness.items()):
+        target = harness_dir / name
+        target.write_bytes(data)
+        target.chmod(0o644)
+    for name in ("home", "venv"):
+        disk.owned_dir(vdisk / name, 0o700)
+    project_dir = disk.owned_dir(vdisk / "project", 0o755)
+    for name, data in sorted(project.items()):
+        target = project_dir / name
+        for parent in reversed(target.relative_to(project_dir).parents[:-1]):
+            disk.owned_dir(project_dir / parent, 0o755)
+        target.write_bytes(data)
+        os.chown(target, uid, uid)
+    if sandbox.image_root is not None:
+        pristine = disk.dir / "lower" / UV_CACHE_PATH.lstrip("/")
+        if pristine.is_dir():
+            # The image's uv cache as built (the agent's changes to it are not seen), with a
+            # throwaway upper layer on this tmpfs for uv's locks and new downloads.
+            disk.owned_dir(vdisk / "uv-upper")
+            (vdisk / "uv-work").mkdir(mode=0o700)
+            mount_overlay(disk.dir, lower=f"lower{UV_CACHE_PATH}", upper="vdisk/uv-upper",
+                          work="vdisk/uv-work", target="vdisk/uv-cache")  # fmt: skip
+    return vdisk
+
+
+def reserve_mount_points(root: Path) -> list[str]:
+    """Make the verification's mount points under an image's ``root`` real directories: a link
+    or a file the agent left at one is removed (never followed). Returns what was removed."""
+    removed = []
+    for path in RESERVED:
+        host = root / path.lstrip("/")
+        try:
+            st = os.lstat(host)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(host)
+            removed.append(path)
+    return removed
+
+
+def sandbox_view(sandbox: Sandbox, vdisk: Path, template: Path | None) -> SandboxView:
+    """Where the verification's paths are on the host, and which files are the agent's."""
+    assert sandbox.disk is not None
+    mounts = [
+        ("/tests", vdisk / "tests"),
+        ("/logs", vdisk / "logs"),
+        (HARNESS_DIR, vdisk / "harness"),
+        (VERIFY_HOME, vdisk / "home"),
+        (VERIFY_VENV_DIR, vdisk / "venv"),
+        (VERIFY_PROJECT, vdisk / "project"),
+    ]
+    if (vdisk / "uv-cache").is_dir():
+        mounts.append((UV_CACHE_PATH, vdisk / "uv-cache"))
+    if sandbox.image_root is not None:
+        agent = agent_files_in_upper(sandbox.disk.disk / "upper")
+        return SandboxView(root=sandbox.image_root, mounts=mounts, agent_paths=agent)
+    disk = sandbox.disk.disk
+    workdir = sandbox.config.workdir
+    agent = agent_files_in_dir(disk / "app", workdir, template)
+    agent |= agent_files_in_dir(disk / "tmp", "/tmp", None)
+    agent |= agent_files_in_dir(disk / "root", "/root", None)
+    mounts += [(workdir, disk / "app"), ("/tmp", disk / "tmp"), ("/root", disk / "root")]
+    return SandboxView(root=Path("/"), mounts=mounts, agent_paths=agent)
+
+
+async def run_verifier(
+    sandbox: Sandbox,
+    command: str,
+    *,
+    env: dict[str, str],
+    timeout: float,
+    harness: dict[str, bytes],
+    project: dict[str, bytes] | None = None,
+    template: Path | None = None,
+    network: bool = False,
+    max_output_bytes: int = 200_000,
+    keep_agent: bool = False,
+    config_file: str = "",
+) -> VerifierRun:
+    """Run the hidden tests in a fresh sandbox over ``sandbox``'s files (module docstring).
+
+    ``harness``: file name -> bytes, read-only at :data:`HARNESS_DIR`. ``project``: the uv
+    project the test command's uv uses (:data:`VERIFY_PROJECT`), seeded from the image.
+    ``template``: a host-system task's pristine work dir (the agent's files are what differ).
+    ``keep_agent``: the agent's processes keep running; the verifier joins only their network
+    namespace (Terminal-Bench's semantics for servers the tests talk to)."""
+    from exploreval.suites.terminal._sandbox import (
+        SandboxError,
+        _data_fd,
+        _SlirpNet,
+        bwrap_root_args,
+        read_plain_file,
+    )
+
+    if not sandbox.terminated and not keep_agent:
+        raise SandboxError("terminate() the agent's sandbox before verifying it")
+    if keep_agent and not sandbox.alive:
+        raise SandboxError(f"the agent's sandbox ended ({sandbox.end_reason}): no server to keep")
+    assert sandbox.disk is not None and sandbox.scratch is not None
+    uid = sandbox.uid
+    if sandbox.image_root is not None:
+        await asyncio.to_thread(reserve_mount_points, sandbox.image_root)
+    vdisk = await asyncio.to_thread(prepare_disk, sandbox, harness, project or {})
+    view = await asyncio.to_thread(sandbox_view, sandbox, vdisk, template)
+    tracer = FileTracer()
+    for watched in (sandbox.image_root or sandbox.disk.disk, vdisk, vdisk / "uv-cache"):
+        if watched.is_dir() and os.path.ismount(watched):
+            tracer.mark(watched)
+    fds: list[int] = []
+    ours: socket.socket | None = None
+    status_r = block_w = -1
+    proc: subprocess.Popen[bytes] | None = None
+    net: _SlirpNet | None = None
+    out_file: IO[bytes] | None = None
+    err_file: IO[bytes] | None = None
+    started = time.perf_counter()
+    tracer.start()
+    try:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        results_w = theirs.detach()
+        fds.append(results_w)
+        status_r, status_w = os.pipe()
+        fds.append(status_w)
+        run_env = {**env, "EXPLOREVAL_RESULTS_FD": str(results_w)}
+        enter: list[str] = []
+        if keep_agent:
+            # as root: enter the agent's network namespace, then become the sandbox's uid
+            enter = ["nsenter", f"--net=/proc/{sandbox.child_pid}/ns/net", "--",
+                     "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]  # fmt: skip
+        argv = [
+            *enter,
+            *sandbox.limits.prlimit_argv(),
+            *bwrap_root_args(
+                image_root=sandbox.image_root,
+                disk=sandbox.disk,
+                workdir=sandbox.config.workdir,
+                env=run_env,
+                hostname=sandbox.config.hostname,
+                share_net=keep_agent,
+            ),
+            "--remount-ro", "/proc",
+            "--bind", str(vdisk / "tests"), "/tests",
+            "--bind", str(vdisk / "logs"), "/logs",
+            "--ro-bind", str(vdisk / "harness"), HARNESS_DIR,
+            "--bind", str(vdisk / "home"), VERIFY_HOME,
+            "--bind", str(vdisk / "venv"), VERIFY_VENV_DIR,
+            "--bind", str(vdisk / "project"), VERIFY_PROJECT,
+        ]  # fmt: skip
+        if (vdisk / "uv-cache").is_dir():
+            argv += ["--bind", str(vdisk / "uv-cache"), UV_CACHE_PATH]
+        seccomp = filter_fd()
+        if seccomp is not None:
+            fds.append(seccomp)
+            argv += ["--seccomp", str(seccomp)]
+        if network and keep_agent and sandbox._net is None:
+            # the shared network namespace gets the user-mode stack now (agent included)
+            sandbox._net = _SlirpNet(sandbox.child_pid)
+            await sandbox._net.ready()
+        if network:
+            # writable (a copy), as a container's is: a task may ask the agent to fix it
+            resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
+            argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
+        # bwrap waits for the host before it runs the command: the sandbox's own /dev (a tmpfs
+        # with /dev/shm, writable) joins the trace, and the network comes up.
+        block_r, block_w = os.pipe()
+        fds.append(block_r)
+        argv += ["--block-fd", str(block_r)]
+        argv += ["--chdir", sandbox.config.workdir, "--json-status-fd", str(status_w)]
+        if sandbox.image_root is None:
+            argv += ["--remount-ro", "/"]
+        argv += ["--", "bash", "-c", command]
+        out_file = open(vdisk / "stdout", "w+b")  # noqa: SIM115 - closed below
+        err_file = open(vdisk / "stderr", "w+b")  # noqa: SIM115 - closed below
+        identity: dict[str, Any] = (
+            {} if keep_agent else {"user": uid, "group": uid, "extra_groups": []}
+        )
+        proc = spawn_tied(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out_file,
+            stderr=err_file,
+            pass_fds=tuple(fds),
+            env={"PATH": _PATH},
+            **identity,
+        )
+        for fd in fds:
+            os.close(fd)
+        fds.clear()
+        reader = asyncio.ensure_future(asyncio.to_thread(_read_results, ours))
+        child = await _read_status_pid(status_r, proc)
+        if child:
+            with contextlib.suppress(OSError):  # bwrap failed: its stderr says why
+                tracer.mark(Path(f"/proc/{child}/root/dev"))
+        if network and child and not keep_agent:
+            net = _SlirpNet(child)
+            await net.ready()
+        if block_w >= 0:
+            with contextlib.suppress(BrokenPipeError):  # bwrap failed: its stderr says why
+                os.write(block_w, b"1")
+            os.close(block_w)
+            block_w = -1
+        timed_out = False
+        try:
+            await asyncio.wait_for(asyncio.to_thread(proc.wait), timeout=timeout)
+        except TimeoutError:
+            timed_out = True
+        # Whatever the test command left running dies with its namespace, before any read.
+        if child:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        returncode = await asyncio.to_thread(proc.wait)
+        if keep_agent:  # the agent's processes were kept for the tests: they end now
+            await sandbox.terminate()
+        else:
+            await asyncio.to_thread(kill_uid, uid)
+        messages, overflow = await reader
+        trace = await asyncio.to_thread(tracer.stop)
+        events, events_error = _parse_events(messages, overflow)
+        sessions = {int(e["hostpid"]) for e in events if e.get("e") == "start"}
+        roots = {proc.pid} | ({child} if child else set())
+        audit = await asyncio.to_thread(
+            audit_trace, trace, view, roots=roots, session_pids=sessions,
+            config_file=config_file, rootdir="/tests",
+        )  # fmt: skip
+        out_file.seek(0)
+        err_file.seek(0)
+        stdout = _capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
+        stderr = _capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
+        reward = None
+        for name in ("reward.txt", "reward.json"):
+            data = read_plain_file(vdisk / "logs" / "verifier", name, limit=1000)
+            if data:
+                reward = data.decode("utf-8", errors="replace")
+                break
+        return VerifierRun(
+            returncode=None if timed_out else _exit_code(returncode),
+            stdout=stdout,
+            stderr=stderr,
+            events=events,
+            events_error=events_error,
+            timed_out=timed_out,
+            duration_s=time.perf_counter() - started,
+            reward_text=reward,
+            network=network,
+            audit=audit,
+        )
+    finally:
+        tracer.close()
+        for fd in (*fds, status_r, block_w):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if ours is not None:
+            ours.close()
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if net is not None:
+            net.stop()
+        for handle in (out_file, err_file):
+            if handle is not None:
+                handle.close()
+
+
+async def _read_status_pid(fd: int, proc: subprocess.Popen[bytes]) -> int:
+    """bwrap's child pid (its PID 1 in the new namespace, as the host sees it), or 0."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    buf = b""
+    os.set_blocking(fd, False)
+    while loop.time() < deadline:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            chunk = None
+        if chunk == b"":
+            return 0
+        if chunk:
+            buf += chunk
+            for line in buf.split(b"\n"):
+                with contextlib.suppress(ValueError):
+                    status = json.loads(line)
+                    if "child-pid" in status:
+                        return int(status["child-pid"])
+        if proc.poll() is not None and not chunk:
+            return 0
+        await asyncio.sleep(0.001)
+    return 0
+
+
+def _read_results(
+    sock: socket.socket, limit: int = MAX_RESULTS_BYTES
+) -> tuple[list[tuple[int, bytes]], bool]:
+    """Every message on the results channel until every sender is gone: (sender's host pid,
+    bytes), the pid stamped by the kernel (0 when a message carried none). Capped."""
+    out: list[tuple[int, bytes]] = []
+    size = 0
+    overflow = False
+    while True:
+        try:
+            data, ancillary, _flags, _addr = sock.recvmsg(1 << 20, socket.CMSG_SPACE(_UCRED.size))
+        except OSError:
+            break
+        if not data:
+            break
+        pid = 0
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                pid = _UCRED.unpack(payload[: _UCRED.size])[0]
+        size += len(data)
+        if size > limit:
+            overflow = True
+            continue
+        out.append((pid, data))
+    return out, overflow
+
+
+def _parse_events(
+    messages: list[tuple[int, bytes]], overflow: bool
+) -> tuple[list[dict[str, Any]], str | None]:
+    events: list[dict[str, Any]] = []
+    bad = 0
+    for pid, data in messages:
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(value, dict):
+                value["hostpid"] = pid
+                events.append(value)
+            else:
+                bad += 1
+    error = None
+    if overflow:
+        error = f"the results channel carried more than {MAX_RESULTS_BYTES} bytes"
+    elif bad:
+        error = f"{bad} message(s) on the results channel were not JSON objects"
+    return events, error
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is not None and returncode < 0:
+        return 128 - returncode
+    return returncode
+
+
+def _capped_text(data: bytes, limit: int) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + (CAPPED if len(data) > limit else "")
