@@ -66,10 +66,14 @@ from exploreval.suites.terminal._docker_syntax import (
 from exploreval.suites.terminal._errors import TaskFormatError
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
 UV_VERSION = "0.7.13"
 PYTEST_VERSION = "8.4.1"
 UV_CACHE = "/opt/exploreval-uv-cache"
+#: The image's own byte code, mirrored as a ``PYTHONPYCACHEPREFIX`` tree: verification reads
+#: byte code only from there (a ``__pycache__`` the agent planted is never read), and still
+#: starts Python and pip from compiled modules.
+PYCACHE_MIRROR = "/opt/exploreval-pycache"
 #: The Ubuntu archive keyring, checked against this hash before it is trusted.
 UBUNTU_KEYRING = (
     "pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb",
@@ -786,6 +790,8 @@ class _Builder:
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
                 _remove_tree(state.rootfs)
+        mirrored = mirror_pycache(final.rootfs)
+        self.notes.append(f"{mirrored} byte-code files mirrored at {PYCACHE_MIRROR} (verification)")
         return {
             "env": final.env,
             "workdir": final.workdir,
@@ -1073,6 +1079,35 @@ class _Builder:
             lines.append(f'[ -z "$copied" ] || chmod -R {shlex.quote(chmod)} $copied')
         self._sandbox(state.rootfs, ["/bin/sh", "-c", "\n".join(lines)], env=self._env(state),
                       binds=binds, network=False, what=f"{self._where(ins)}: {ins.keyword}")  # fmt: skip
+
+
+def mirror_pycache(rootfs: Path) -> int:
+    """Hard-link every ``__pycache__/*.pyc`` of the built image into :data:`PYCACHE_MIRROR`, laid
+    out as Python's ``PYTHONPYCACHEPREFIX`` expects (``<prefix>/<source dir>/<name>.pyc``).
+    Python checks each against its source's mtime and size, so a source the agent later changes
+    is compiled afresh. Returns how many files were mirrored."""
+    mirror = rootfs / PYCACHE_MIRROR.lstrip("/")
+    skip = {rootfs / d for d in ("proc", "sys", "dev", "tmp")} | {mirror}
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(rootfs):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames
+                       if here / d not in skip and not os.path.islink(here / d)]  # fmt: skip
+        if here.name != "__pycache__":
+            continue
+        source_dir = here.parent.relative_to(rootfs)
+        for name in filenames:
+            if not name.endswith(".pyc") or os.path.islink(here / name):
+                continue
+            target = mirror / source_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.link(here / name, target)
+                count += 1
+    if mirror.is_dir():
+        for dirpath, _dirs, _files in os.walk(mirror):
+            os.chmod(dirpath, 0o755)
+    return count
 
 
 def provision_test_tools(rootfs: Path, scratch: Path, log: _Log | None) -> None:

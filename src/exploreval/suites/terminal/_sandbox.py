@@ -1020,17 +1020,21 @@ class Sandbox:
         max_output_bytes: int = 200_000,
         keep_agent: bool = False,
         config_file: str = "",
+        index_url: str | None = None,
+        tools: set[str] | None = None,
     ) -> VerifierRun:
         """Run the hidden tests in a *fresh*, traced sandbox over the episode's files
         (:func:`._verifier.run_verifier`). The agent's sandbox must be :meth:`terminate`\\ d
         first, unless ``keep_agent`` (its processes keep running; the verifier joins only their
         network namespace)."""
+        from exploreval.suites.terminal._index import DEFAULT_INDEX
         from exploreval.suites.terminal._verifier import run_verifier
 
         return await run_verifier(
             self, command, env=env, timeout=timeout, harness=harness or {}, project=project,
             template=template, network=network, max_output_bytes=max_output_bytes,
             keep_agent=keep_agent, config_file=config_file,
+            index_url=index_url or DEFAULT_INDEX, tools=tools,
         )  # fmt: skip
 
     # -- asciinema -------------------------------------------------------------------------

@@ -14,8 +14,9 @@ unmodified; what the verifier owns is the environment around them:
 * **Python start-up is the verifier's**: ``PYTHONSAFEPATH`` (no working directory or script
   directory first on ``sys.path``), the verifier's ``sitecustomize`` first on ``PYTHONPATH``
   (it appends the working directory and the script's directory *after* everything installed: the
-  tests still import the code under test, which can shadow nothing), no user site, byte code
-  read only from a fresh cache prefix (a ``__pycache__`` the agent planted is never read).
+  tests still import the code under test, which can shadow nothing), no user site; in an image,
+  byte code is read only from the image's own, mirrored as a ``PYTHONPYCACHEPREFIX`` tree under
+  a throwaway layer (a ``__pycache__`` the agent planted is never read).
 * **The verification environment is built from the verifier's files**: uv reads no
   configuration file (``UV_NO_CONFIG``, ``UV_NO_ENV_FILE``) and works in the verifier's own
   project (``UV_PROJECT``), seeded with the project files the *image* ships in the work dir (a
@@ -37,13 +38,15 @@ import json
 import tomllib
 from pathlib import Path
 
-from exploreval.suites.terminal._audit import MARKER, read_in_root
+from exploreval.suites.terminal._audit import MARKER
 from exploreval.suites.terminal._verifier import (
     HARNESS_DIR,
+    PYCACHE_PATH,
     VERIFY_HOME,
     VERIFY_PROJECT,
     VERIFY_VENV_DIR,
 )
+from exploreval.suites.terminal._view import read_in_root
 
 #: The results plugin's module name (``-p exploreval_results``).
 PLUGIN_MODULE = "exploreval_results"
@@ -348,11 +351,11 @@ def sealed_env(
         "PYTHONPATH": ":".join(p for p in (HARNESS_DIR, env.get("PYTHONPATH", "")) if p),
         "PYTHONSAFEPATH": "1",
         "PYTHONNOUSERSITE": "1",
-        "PYTHONPYCACHEPREFIX": f"{VERIFY_HOME}/pycache",
     }
-    if host_system:
+    if host_system:  # the agent cannot write byte code of this machine's own Python
         pins["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     else:
+        pins["PYTHONPYCACHEPREFIX"] = PYCACHE_PATH
         pins.update({"UV_NO_CONFIG": "1", "UV_NO_ENV_FILE": "1", "PIP_CONFIG_FILE": "/dev/null"})
         if uv_project:
             pins["UV_PROJECT"] = UV_PROJECT_DIR

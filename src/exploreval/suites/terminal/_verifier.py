@@ -38,15 +38,16 @@ from pydantic import BaseModel, Field
 
 from exploreval.core import spawn_tied
 from exploreval.suites.terminal._audit import (
-    SandboxView,
     VerificationAudit,
     agent_files_in_dir,
     agent_files_in_upper,
     audit_trace,
 )
+from exploreval.suites.terminal._index import DEFAULT_INDEX, IndexCheck
 from exploreval.suites.terminal._rootfs import kill_uid, mount_overlay
 from exploreval.suites.terminal._seccomp import filter_fd
 from exploreval.suites.terminal._trace import FileTracer
+from exploreval.suites.terminal._view import SandboxView
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._sandbox import Sandbox
@@ -57,9 +58,13 @@ VERIFY_HOME = "/opt/exploreval-home"
 VERIFY_VENV_DIR = "/opt/exploreval-venv"
 VERIFY_PROJECT = "/opt/exploreval-project"
 UV_CACHE_PATH = "/opt/exploreval-uv-cache"
+PYCACHE_PATH = "/opt/exploreval-pycache"
 #: Paths the verification mounts over: never a link or a file of the agent's.
 RESERVED = ("/tests", "/logs", "/opt", "/opt/exploreval", HARNESS_DIR, VERIFY_HOME,
-            VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH)  # fmt: skip
+            VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH, PYCACHE_PATH)  # fmt: skip
+#: The image's pristine trees the verification sees under a throwaway layer of its own (the
+#: agent's changes to them are not seen): (path, vdisk name).
+PRISTINE_TREES = ((UV_CACHE_PATH, "uv-cache"), (PYCACHE_PATH, "pycache"))
 #: Size of the verification-only tmpfs beyond the tests' own size (the test venv lives there).
 VERIFY_DISK_MB = 4352
 #: Cap on the results a verification run may send.
@@ -138,14 +143,17 @@ def prepare_disk(
         target.write_bytes(data)
         os.chown(target, uid, uid)
     if sandbox.image_root is not None:
-        pristine = disk.dir / "lower" / UV_CACHE_PATH.lstrip("/")
-        if pristine.is_dir():
-            # The image's uv cache as built (the agent's changes to it are not seen), with a
-            # throwaway upper layer on this tmpfs for uv's locks and new downloads.
-            disk.owned_dir(vdisk / "uv-upper")
-            (vdisk / "uv-work").mkdir(mode=0o700)
-            mount_overlay(disk.dir, lower=f"lower{UV_CACHE_PATH}", upper="vdisk/uv-upper",
-                          work="vdisk/uv-work", target="vdisk/uv-cache")  # fmt: skip
+        for path, name in PRISTINE_TREES:
+            pristine = disk.dir / "lower" / path.lstrip("/")
+            if pristine.is_dir() and not pristine.is_symlink():
+                # The image's tree as built (uv's cache, its byte code), with a throwaway upper
+                # layer on this tmpfs for locks, downloads and new byte code.
+                disk.owned_dir(vdisk / f"{name}-upper")
+                (vdisk / f"{name}-work").mkdir(mode=0o700)
+                mount_overlay(disk.dir, lower=f"lower{path}", upper=f"vdisk/{name}-upper",
+                              work=f"vdisk/{name}-work", target=f"vdisk/{name}")  # fmt: skip
+            else:  # the image has none: an empty one, never a directory the agent made there
+                disk.owned_dir(vdisk / name)
     return vdisk
 
 
@@ -180,8 +188,9 @@ def sandbox_view(sandbox: Sandbox, vdisk: Path, template: Path | None) -> Sandbo
         (VERIFY_VENV_DIR, vdisk / "venv"),
         (VERIFY_PROJECT, vdisk / "project"),
     ]
-    if (vdisk / "uv-cache").is_dir():
-        mounts.append((UV_CACHE_PATH, vdisk / "uv-cache"))
+    for path, name in PRISTINE_TREES:
+        if (vdisk / name).is_dir():
+            mounts.append((path, vdisk / name))
     if sandbox.image_root is not None:
         agent = agent_files_in_upper(sandbox.disk.disk / "upper")
         return SandboxView(root=sandbox.image_root, mounts=mounts, agent_paths=agent)
@@ -207,6 +216,8 @@ async def run_verifier(
     max_output_bytes: int = 200_000,
     keep_agent: bool = False,
     config_file: str = "",
+    index_url: str = DEFAULT_INDEX,
+    tools: set[str] | None = None,
 ) -> VerifierRun:
     """Run the hidden tests in a fresh sandbox over ``sandbox``'s files (module docstring).
 
@@ -214,7 +225,9 @@ async def run_verifier(
     project the test command's uv uses (:data:`VERIFY_PROJECT`), seeded from the image.
     ``template``: a host-system task's pristine work dir (the agent's files are what differ).
     ``keep_agent``: the agent's processes keep running; the verifier joins only their network
-    namespace (Terminal-Bench's semantics for servers the tests talk to)."""
+    namespace (Terminal-Bench's semantics for servers the tests talk to). ``index_url``: the
+    package index (simple API) the audit checks test tools the agent installed against;
+    ``tools``: the distributions the task's test scripts install (:mod:`._index`)."""
     from exploreval.suites.terminal._sandbox import (
         SandboxError,
         _data_fd,
@@ -234,7 +247,8 @@ async def run_verifier(
     vdisk = await asyncio.to_thread(prepare_disk, sandbox, harness, project or {})
     view = await asyncio.to_thread(sandbox_view, sandbox, vdisk, template)
     tracer = FileTracer()
-    for watched in (sandbox.image_root or sandbox.disk.disk, vdisk, vdisk / "uv-cache"):
+    watched_trees = [vdisk / name for _path, name in PRISTINE_TREES]
+    for watched in (sandbox.image_root or sandbox.disk.disk, vdisk, *watched_trees):
         if watched.is_dir() and os.path.ismount(watched):
             tracer.mark(watched)
     fds: list[int] = []
@@ -278,8 +292,9 @@ async def run_verifier(
             "--bind", str(vdisk / "venv"), VERIFY_VENV_DIR,
             "--bind", str(vdisk / "project"), VERIFY_PROJECT,
         ]  # fmt: skip
-        if (vdisk / "uv-cache").is_dir():
-            argv += ["--bind", str(vdisk / "uv-cache"), UV_CACHE_PATH]
+        for path, name in PRISTINE_TREES:
+            if (vdisk / name).is_dir():
+                argv += ["--bind", str(vdisk / name), path]
         seccomp = filter_fd()
         if seccomp is not None:
             fds.append(seccomp)
@@ -352,9 +367,11 @@ async def run_verifier(
         events, events_error = _parse_events(messages, overflow)
         sessions = {int(e["hostpid"]) for e in events if e.get("e") == "start"}
         roots = {proc.pid} | ({child} if child else set())
+        index = IndexCheck(view, pristine=sandbox.disk.dir / "lower" if sandbox.image_root
+                           else None, index_url=index_url, requested=tools)  # fmt: skip
         audit = await asyncio.to_thread(
             audit_trace, trace, view, roots=roots, session_pids=sessions,
-            config_file=config_file, rootdir="/tests",
+            config_file=config_file, rootdir="/tests", index=index,
         )  # fmt: skip
         out_file.seek(0)
         err_file.seek(0)

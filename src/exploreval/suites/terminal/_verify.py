@@ -42,6 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._audit import VerificationAudit
+from exploreval.suites.terminal._index import requested_tools
 from exploreval.suites.terminal._output import truncate_middle
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxError
 from exploreval.suites.terminal._sealed import (
@@ -406,12 +407,13 @@ async def verify(
     config_file = shipped_pytest_config(sandbox.config.tests_dir)
     project = await asyncio.to_thread(verification_project, lower, sandbox.config.workdir)
     task_env = verification_env(env, host_system=host_system)
+    pip_env = await asyncio.to_thread(pristine_pip_env, lower)
     sealed = sealed_env(
         task_env,
         host_system=host_system,
         config_file=config_file,
         uv_project=not host_system,
-        pip_env=await asyncio.to_thread(pristine_pip_env, lower),
+        pip_env=pip_env,
     )
     async with _semaphore():
         try:
@@ -425,6 +427,8 @@ async def verify(
                 network=network,
                 keep_agent=keep_agent,
                 config_file=config_file,
+                index_url=_simple_index(pip_env.get("PIP_INDEX_URL")),
+                tools=requested_tools(sandbox.config.tests_dir),
             )
         except (SandboxError, TraceUnavailable, OSError) as exc:
             return VerificationResult(
@@ -435,6 +439,11 @@ async def verify(
                     max_output_bytes=max_output_bytes)  # fmt: skip
     result.agent_kept = keep_agent
     return result
+
+
+def _simple_index(url: str | None) -> str | None:
+    """The image's own pip index (its ``index-url``), if it has one: a simple API root."""
+    return url.split()[0].rstrip("/") if url and url.startswith(("http://", "https://")) else None
 
 
 def decide(

@@ -264,7 +264,47 @@ def _verification_text(info: dict[str, Any]) -> str:
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
     verdict = "resolved" if result.get("resolved") else "not resolved"
-    return f"tests: {counts or 'no test results'} ({verdict})"
+    audit = result.get("audit") if isinstance(result.get("audit"), dict) else {}
+    violations = len(audit.get("violations") or []) if audit else 0
+    found = (
+        f"; the audit found {violations} violation{'s' * (violations != 1)}" if violations else ""
+    )
+    return f"tests: {counts or 'no test results'} ({verdict}{found})"
+
+
+def _verification_details(info: dict[str, Any]) -> str:
+    """Why the episode is (not) resolved, and what the verification actually ran (the audit of
+    its file-access trace): the reasons, each session's program and chain, the agent code the
+    tests imported, the test tools taken from the package index."""
+    result = info.get("verification")
+    if not isinstance(result, dict):
+        return ""
+    rows: list[str] = []
+    for reason in result.get("reasons") or []:
+        rows.append(f"<li>{html.escape(str(reason))}</li>")
+    audit = result.get("audit") if isinstance(result.get("audit"), dict) else None
+    if audit:
+        for i, session in enumerate(audit.get("sessions") or [], 1):
+            if not isinstance(session, dict):
+                continue
+            chain = " → ".join([*(session.get("chain") or []), str(session.get("program", ""))])
+            rows.append(f"<li>pytest session {i}: {html.escape(chain)}; configuration "
+                        f"{html.escape(', '.join(session.get('config_files') or []) or '-')}"
+                        "</li>")  # fmt: skip
+            imported = session.get("imported") or []
+            if imported:
+                rows.append(f"<li>agent code the tests imported: "
+                            f"{html.escape(str(_listing([str(p) for p in imported])))}</li>")  # fmt: skip
+        exempt = audit.get("from_index") or []
+        if exempt:
+            rows.append(f"<li>the agent's copies of test tools, identical to the package "
+                        f"index's: {html.escape(str(_listing([str(p) for p in exempt])))}</li>")  # fmt: skip
+        rows.append(f"<li>traced: {audit.get('events', 0)} file events, "
+                    f"{audit.get('processes', 0)} processes</li>")  # fmt: skip
+    if not rows:
+        return ""
+    return (f'<details class="term-verification" style="{_LINE}"><summary>verification'
+            f"</summary><ul>{''.join(rows)}</ul></details>")  # fmt: skip
 
 
 def _flags_html(
@@ -362,6 +402,7 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
         f'<div style="{_BAR}">{html.escape(header or "terminal after the step")}</div>',
         f'<pre class="term-screen" style="{_SCREEN}">{offset_screen}</pre>',
         _flags_html(found, firsts, hits, step.info),
+        _verification_details(step.info),
     ]
     caption = []
     if found is not None and found.discovered:
@@ -377,7 +418,7 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
         )
         caption.append(f"interacted with {arts}" + (" (first)" if "interaction" in firsts else ""))
     if step.info.get("resolved") is not None:
-        caption.append("tests passed" if step.info.get("resolved") else "tests failed")
+        caption.append("resolved" if step.info.get("resolved") else "not resolved")
     return StepView("html", _frame(bar, parts), caption="; ".join(caption) or condition)
 
 

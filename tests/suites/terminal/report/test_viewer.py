@@ -111,8 +111,14 @@ def test_incurious_discovers_and_never_interacts(terminal_records: list[EpisodeR
     assert any(marks(v.content, "discovery") == ["README.md"] for v in views if v)
     assert not any(marks(v.content, "interaction") for v in views if v)
     last = views[-1]
-    assert last is not None and "tests failed" in last.caption
+    assert last is not None and "not resolved" in last.caption
     assert re.search(r"tests: \d+ failed.*\(not resolved\)", last.content)
+    # what the verification ran, from its trace: the session's chain and configuration
+    details = re.search(r'<details class="term-verification".*?</details>', last.content, re.S)
+    assert details is not None
+    text = html.unescape(re.sub(r"<[^>]+>", " ", details.group(0)))
+    assert "pytest session 1:" in text and "pytest.ini" in text and "file events" in text
+    assert "tests not passed" in text  # the reasons, as the verdict gave them
 
 
 def test_level3_notes_file_is_marked_when_its_directory_is_listed(

@@ -1,0 +1,136 @@
+"""The verifier's environment (``_sealed``, ``_index``, ``_seccomp``): what the test tools read,
+and what the tests themselves see.
+
+Unit checks of the pins, then one real verification whose hidden tests inspect the environment
+they run in: the pins are gone for them (the task's values are back), the results channel is not
+theirs, nothing can trace pytest, /proc is read-only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from exploreval.suites.terminal._index import requested_tools
+from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sealed import (
+    EMPTY_CONFIG,
+    UV_PROJECT_DIR,
+    sealed_env,
+    shipped_pytest_config,
+    verification_env,
+)
+from exploreval.suites.terminal._seccomp import filter_program
+from exploreval.suites.terminal._verify import verify
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({}, EMPTY_CONFIG),
+        ({"pyproject.toml": "[project]\nname = 'x'\n"}, EMPTY_CONFIG),
+        (
+            {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"},
+            "/tests/pyproject.toml",
+        ),
+        ({"setup.cfg": "[metadata]\nname = x\n", "tox.ini": "[pytest]\n"}, "/tests/tox.ini"),
+        ({"setup.cfg": "[tool:pytest]\n", "pytest.ini": ""}, "/tests/pytest.ini"),
+        ({"pytest.toml": "[pytest]\n"}, "/tests/pytest.toml"),
+    ],
+)
+def test_pytest_is_pinned_to_the_configuration_shipped_beside_the_tests(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert shipped_pytest_config(tmp_path) == expected
+
+
+def test_a_link_beside_the_tests_is_not_their_configuration(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.ini").write_text("[pytest]\n")
+    (tmp_path / "pytest.ini").symlink_to(tmp_path / "elsewhere.ini")
+    assert shipped_pytest_config(tmp_path) == EMPTY_CONFIG
+
+
+def test_the_pins_and_what_the_tests_get_back() -> None:
+    task = {"PYTHONPATH": "/app/lib", "PYTEST_ADDOPTS": "-x",
+            "UV_PROJECT_ENVIRONMENT": "/opt/exploreval-venv/.venv"}  # fmt: skip
+    env = sealed_env(verification_env(task, host_system=False), host_system=False,
+                     config_file="/tests/pytest.ini", uv_project=True,
+                     pip_env={"PIP_INDEX_URL": "https://mirror.example/simple"})  # fmt: skip
+    assert env["PYTEST_ADDOPTS"].startswith("-p exploreval_results -rA --rootdir=/tests "
+                                            "--confcutdir=/tests -c /tests/pytest.ini")  # fmt: skip
+    assert env["PYTEST_ADDOPTS"].endswith(" -x")  # the task's own options still apply
+    assert env["PYTHONPATH"] == "/opt/exploreval/verify:/app/lib"  # the verifier's start-up first
+    assert env["PYTHONSAFEPATH"] == "1" and env["PYTHONPYCACHEPREFIX"] == "/opt/exploreval-pycache"
+    assert env["UV_PROJECT"] == UV_PROJECT_DIR and env["UV_NO_CONFIG"] == "1"
+    assert env["PIP_CONFIG_FILE"] == "/dev/null" and env["PIP_INDEX_URL"].startswith("https://")
+    restore = json.loads(env["EXPLOREVAL_RESTORE"])
+    assert restore["PYTHONPATH"] == "/app/lib" and restore["PYTEST_ADDOPTS"] == "-x"
+    assert restore["PYTHONSAFEPATH"] is None and restore["UV_PROJECT"] is None
+    assert restore["UV_PROJECT_ENVIRONMENT"] is None and restore["PIP_INDEX_URL"] is None
+    host = sealed_env(verification_env({}, host_system=True), host_system=True,
+                      config_file=EMPTY_CONFIG, uv_project=False, pip_env={})  # fmt: skip
+    assert host["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and "UV_PROJECT" not in host
+    assert "PYTHONPYCACHEPREFIX" not in host  # the agent cannot write this machine's byte code
+
+
+def test_the_tools_a_test_script_installs(tmp_path: Path) -> None:
+    (tmp_path / "test.sh").write_text(
+        "#!/bin/bash\n# pip install not-this\nuvx \\\n  -p 3.13 \\\n  -w pytest==8.4.1 \\\n"
+        "  -w pytest-json-ctrf==0.3.5 \\\n  pytest --ctrf /logs/verifier/ctrf.json /tests/t.py\n"
+        "if true; then pip install scipy; fi\npython3 -m pip install -q 'Attrs>=22' -r req.txt\n"
+        "uv add numpy pandas>=2\necho install nothing\n"
+    )
+    assert requested_tools(tmp_path) == {"pytest", "pytest-json-ctrf", "scipy", "attrs",
+                                         "numpy", "pandas"}  # fmt: skip
+
+
+def test_the_seccomp_program_is_whole_instructions_ending_in_a_return() -> None:
+    for machine in ("x86_64", "aarch64"):
+        program = filter_program(machine)
+        assert program is not None and len(program) % 8 == 0
+        assert program[-8:-6] == b"\x06\x00"  # BPF_RET | BPF_K
+    assert filter_program("riscv64") is None
+
+
+HIDDEN = """\
+import ctypes, os, subprocess, sys
+
+
+def test_the_tests_get_the_task_environment_back():
+    assert "EXPLOREVAL_RESTORE" not in os.environ and "EXPLOREVAL_RESULTS_FD" not in os.environ
+    assert "PYTHONSAFEPATH" not in os.environ
+    assert os.environ["PYTHONPATH"] == "/app/lib"
+    assert os.environ["PYTEST_ADDOPTS"] == "-q"
+
+
+def test_nothing_can_reach_into_pytest():
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE: not dumpable
+    probe = (
+        "import ctypes, os, sys\\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\\n"
+        "print('ptrace', libc.ptrace(16, int(sys.argv[1]), 0, 0), ctypes.get_errno())\\n"
+        "try:\\n    open(f'/proc/{sys.argv[1]}/mem', 'r+b')\\n    print('mem writable')\\n"
+        "except OSError as e:\\n    print('mem', e.errno)\\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(os.getpid())],
+                         capture_output=True, text=True).stdout
+    assert out.splitlines() == ["ptrace -1 1", "mem 30"]  # EPERM, EROFS
+"""
+
+
+async def test_the_tests_run_in_the_sealed_environment(tmp_path: Path) -> None:
+    app, tests = tmp_path / "app", tmp_path / "tests"
+    app.mkdir()
+    tests.mkdir()
+    (tests / "test_outputs.py").write_text(HIDDEN)
+    task_env = {"TEST_DIR": "/tests", "PYTHONPATH": "/app/lib", "PYTEST_ADDOPTS": "-q"}
+    config = SandboxConfig(workdir_template=app, tests_dir=tests, env=task_env)
+    async with await Sandbox.start(config) as sb:
+        result = await verify(sb, "python3 -m pytest /tests", env=task_env, template=app)
+    assert result.resolved is True, (result.reasons, result.output[-2000:])
+    assert result.audit is not None and result.audit.config_file.endswith("/pytest.ini")
+    assert [t.outcome for t in result.tests] == ["passed", "passed"]
