@@ -18,6 +18,7 @@ import pytest
 from exploreval.core import scratch_root
 from exploreval.suites.terminal._builtin import builtin_task
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._verifier import run_verifier
 from exploreval.suites.terminal._verify import verify
 
 from .conftest import sandbox_processes
@@ -103,7 +104,7 @@ async def test_processes_left_by_the_agent_are_gone_before_the_tests_are_reveale
         result = await verify(sb, task.test_command, parser=task.parser, env=dict(task.env))
         assert sb.terminated
         survivors = [c for c in _cmdlines(sandbox_processes()) if "while :" in c]
-        ps = await sb.run_verifier("ps -eo args", env={"PATH": "/usr/bin:/bin"}, timeout=20)
+        ps = await run_verifier(sb, "ps -eo args", env={"PATH": "/usr/bin:/bin"}, timeout=20)
     assert result.resolved is False and result.sessions == 1
     assert survivors == []
     assert "while :" not in ps.stdout and "sleep 0.01" not in ps.stdout

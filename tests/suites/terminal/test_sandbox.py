@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._verifier import run_verifier
 
 from .conftest import sandbox_processes
 
@@ -91,7 +92,8 @@ async def test_tests_are_invisible_until_revealed(template: Path, tmp_path: Path
         )
         assert before.stdout.strip() == ""
         await sb.terminate()
-        after = await sb.run_verifier(
+        after = await run_verifier(
+            sb,
             "cat /tests/test_secret.py; touch /tests/x",
             env={"PATH": "/usr/bin:/bin"},
             timeout=30,

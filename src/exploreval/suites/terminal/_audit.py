@@ -15,8 +15,10 @@ Provenance of a file the trace saw:
 * otherwise the image's, the host's, or written by the verification's own tools.
 
 A process becomes *tainted* when it executes or opens agent or derived **code** (a program it
-runs, a Python module or byte code, a shared library, a ``.pth`` with code, an archive Python
-can import from, a shell script); a child inherits its parent's taint. The episode is not
+runs; a Python module, byte code or ``.pth`` with code, opened by a Python interpreter; a shell
+script opened by a shell; a shared library or an archive, by any process: native tools such as
+uv or cp read Python files as data, but installers unpack archives); a child inherits its
+parent's taint. The episode is not
 resolved when:
 
 1. a pytest session loaded agent code **before its tests began** (collection): start-up hooks,
@@ -41,6 +43,7 @@ pip still has its tests run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import posixpath
@@ -55,12 +58,19 @@ from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._index import IndexCheck
 from exploreval.suites.terminal._trace import EXEC, OPEN, WRITE, Trace, TracedProcess, TraceEvent
-from exploreval.suites.terminal._view import SandboxView
+from exploreval.suites.terminal._view import SandboxView, stat_in_root
 
 AGENT = "the agent's"
 #: Files Python or a shell runs as code when opened (besides anything executed).
 CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd", ".pth", ".zip", ".egg", ".whl",
                  ".pyz", ".sh", ".bash")  # fmt: skip
+#: Of those, what only a Python interpreter runs, and what only a shell runs: a native program
+#: (uv, cp, tar) that opens them reads them as data. Archives and shared libraries count for any
+#: process (installers unpack archives; the loader maps libraries into any program).
+PYTHON_SOURCES = (".py", ".pyc", ".pyo", ".pyw", ".pth")
+SHELL_SOURCES = (".sh", ".bash")
+_PYTHON = re.compile(r"^python[\d.]*$")
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "ash"})
 #: The verifier's marker, opened by the results plugin when collection begins (the boundary
 #: between "the test tools started" and "the tests import their subject").
 MARKER = "/opt/exploreval/verify/collecting"
@@ -110,6 +120,9 @@ class VerificationAudit(BaseModel):
     #: Files the agent wrote that a test tool loaded, found identical to that tool's release on
     #: the package index (a correct solution that upgraded pip, say): not counted as its code.
     from_index: list[str] = Field(default_factory=list)
+    #: Test files collected outside /tests that are copies of the hidden tests the test command
+    #: made (same content, written by none of the agent's code): their tests count.
+    test_copies: list[str] = Field(default_factory=list)
 
 
 #: A shared library's name: ``libz.so``, ``libz.so.1.2.13`` (not ``ld.so.cache``, an index).
@@ -193,6 +206,8 @@ class _Proc:
         return f"{self.taint[0]} ({self.taint[1]})" if self.taint else ""
 
     exe: str = ""
+    #: What it has run as: "python" (an interpreter was executed), "shell".
+    kinds: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -240,10 +255,18 @@ class Auditor:
         for event in sorted(self.trace.events, key=lambda e: e.seq):
             proc = self._proc(event.pid, event.seq)
             if event.kind & (OPEN | EXEC):
-                if event.kind & EXEC and not proc.exe:
-                    proc.exe = event.path
+                if event.kind & EXEC:
+                    proc.exe = proc.exe or event.path
+                    program = posixpath.basename(event.path)
+                    if _PYTHON.match(program):
+                        proc.kinds.add("python")
+                    elif program in _SHELLS:
+                        proc.kinds.add("shell")
+                # an agent file is known by its identity, under the name it had when the
+                # verification began (its code may rename or delete it as it runs)
+                event = self._as_begun(event)
                 origin = self._origin(event.path, event.dev, event.ino, event.seq)
-                code = bool(event.kind & EXEC) or self._is_code(event.path)
+                code = bool(event.kind & EXEC) or self._is_code(event.path, proc)
                 if origin == AGENT and code and self._from_the_index(event.path):
                     origin = None
                 if origin and code and proc.taint is None:
@@ -318,6 +341,8 @@ class Auditor:
             record.config_files.append(path)
         if ".dist-info/" in path:
             self._note_distribution(record, event, origin)
+        if origin and origin != AGENT and not collecting:
+            code = True  # written during the run by agent code: whatever its name now
         if not origin or not code:
             return
         session = f"a pytest session ({self._who(proc)})"
@@ -362,14 +387,36 @@ class Auditor:
         record.distributions.append(f"{name} {version} ({kind}) in {site}")
 
     # -- provenance -------------------------------------------------------------------------
+    def _as_begun(self, event: TraceEvent) -> TraceEvent:
+        """``event`` under the path its file had when the verification began, if the agent
+        wrote it; ``(deleted)`` dropped from a path read after the file was removed."""
+        path = self.view.agent_inodes.get((event.dev, event.ino))
+        if path is None:
+            path = event.path.removesuffix(" (deleted)")
+        if path == event.path:
+            return event
+        return dataclasses.replace(event, path=path)
+
     def _origin(self, path: str, dev: int, ino: int, seq: int) -> str | None:
         """Why a file counts as the agent's when opened at ``seq`` (None: it does not)."""
         written = self._writes.get((dev, ino))
         if written is not None and written.seq < seq:
             return f"written by a process that ran {written.tainted}" if written.tainted else None
-        if self.view.agent_wrote(path):
+        if (dev, ino) in self.view.agent_inodes or self.view.agent_wrote(path):
             return AGENT
         return None
+
+    def verifier_copy(self, path: str, hidden: bytes) -> bool:
+        """``path`` holds ``hidden``'s bytes and nothing of the agent's wrote it (checked after
+        the run: by its identity, against the agent's files and the run's writes)."""
+        host, inner = self.view.host_path(path)
+        identity = stat_in_root(host, inner)
+        if identity is None or identity in self.view.agent_inodes:
+            return False
+        written = self._writes.get(identity)
+        if written is None or written.tainted:  # not made by this run, or by agent code
+            return False
+        return self.view.read(path, len(hidden) + 1) == hidden
 
     def _is_tool_module(self, path: str) -> bool:
         """A module of the test tools (pytest, what it needs, what the test scripts install),
@@ -393,8 +440,13 @@ class Auditor:
             return True
         return False
 
-    def _is_code(self, path: str) -> bool:
+    def _is_code(self, path: str, proc: _Proc) -> bool:
+        """Whether ``proc`` opening ``path`` can have run it (module docstring)."""
         if not is_code_path(path):
+            return False
+        if path.endswith(PYTHON_SOURCES) and "python" not in proc.kinds:
+            return False
+        if path.endswith(SHELL_SOURCES) and "shell" not in proc.kinds:
             return False
         if path.endswith(".pth"):
             cached = self._pth.get(path)
@@ -406,7 +458,7 @@ class Auditor:
         return True
 
     # -- processes --------------------------------------------------------------------------
-    def _proc(self, pid: int, seq: int) -> _Proc:
+    def _proc(self, pid: int, seq: int, depth: int = 0) -> _Proc:
         info = self.trace.process_at(pid, seq)
         if info is None:
             info = TracedProcess(pid=pid, ppid=None, start=None, first_seq=seq)
@@ -416,11 +468,13 @@ class Auditor:
             return found
         parent = None
         verification = pid in self.roots
-        if info.ppid and not verification:
-            parent_info = self.trace.process_at(info.ppid, info.first_seq)
-            if parent_info is not None:
-                parent = self._proc(info.ppid, info.first_seq)
-                verification = parent.verification
+        # the parent that forked it, as the kernel's process events told (a process that exited
+        # before its /proc could be read, or one handed to pid 1 by a double fork, still has
+        # its real parent); else the parent /proc showed when it was first seen
+        ppid = self.trace.forks.get(pid) or info.ppid
+        if ppid and not verification and depth < 64:
+            parent = self._proc(ppid, info.first_seq, depth + 1)
+            verification = parent.verification
         proc = _Proc(info=info, verification=verification, parent=parent)
         if parent is not None and parent.taint is not None:
             path, why = parent.taint
@@ -510,10 +564,17 @@ def audit_trace(
     config_file: str = "",
     rootdir: str = "",
     index: IndexCheck | None = None,
+    collected: dict[str, bytes] | None = None,
 ) -> VerificationAudit:
+    """``collected``: test files the sessions collected outside /tests -> the content of the
+    hidden file each claims to be (by its path's suffix); those that are copies the test command
+    made (same bytes, and not the agent's or written by a process that ran agent code) are
+    returned in ``test_copies``."""
     started = time.perf_counter()
     auditor = Auditor(trace, view, set(roots), set(session_pids), config_file, rootdir, index)
     audit = auditor.run()
     audit.from_index = auditor.genuine[:MAX_NAMED]
+    audit.test_copies = [path for path, hidden in sorted((collected or {}).items())
+                         if auditor.verifier_copy(path, hidden)]  # fmt: skip
     audit.duration_s = round(time.perf_counter() - started, 4)
     return audit

@@ -64,6 +64,7 @@ from exploreval.suites.terminal._docker_syntax import (
     split_words,
 )
 from exploreval.suites.terminal._errors import TaskFormatError
+from exploreval.suites.terminal._output import bwrap_child_pid
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
 BUILDER_VERSION = 3
@@ -1237,11 +1238,9 @@ def _status_pid(fd: int, proc: subprocess.Popen[bytes]) -> int:
         if not chunk:
             break
         buf += chunk
-        for line in buf.split(b"\n"):
-            with contextlib.suppress(ValueError):
-                status = json.loads(line)
-                if "child-pid" in status:
-                    return int(status["child-pid"])
+        child = bwrap_child_pid(buf)
+        if child is not None:
+            return child
     raise ImageBuildError(f"bwrap did not start for the build (exit {proc.poll()})")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 #: tmux key names the paper's terminal_use rules accept (besides C-/^/S-/M- prefixed keys).
@@ -95,4 +96,33 @@ def new_output(previous: str | None, current: str) -> str | None:
         return current
     if current.startswith(previous):
         return current[len(previous) :].lstrip("\n")
+    return None
+
+
+CAPPED = "\n[... output capped ...]"
+
+
+def capped_text(data: bytes, limit: int) -> str:
+    """``data`` decoded, cut at ``limit`` bytes with a marker saying so."""
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + (CAPPED if len(data) > limit else "")
+
+
+def exit_code(returncode: int | None) -> int | None:
+    """A shell's view of a return code: killed by signal N is 128 + N."""
+    if returncode is not None and returncode < 0:
+        return 128 - returncode
+    return returncode
+
+
+def bwrap_child_pid(status: bytes) -> int | None:
+    """The sandbox's pid 1 (as the host sees it) from what bwrap wrote to ``--json-status-fd``
+    so far, or None while it has not said."""
+    for line in status.split(b"\n"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "child-pid" in value:
+            return int(value["child-pid"])
     return None

@@ -22,7 +22,7 @@ the episode's quota (:mod:`._rootfs`). A host-system sandbox (built-in tasks) se
 sandbox (:mod:`._image`) gets the task's built image as a copy-on-write root. Files the host reads
 from the control dir are opened without following links.
 
-**Verification** (:meth:`Sandbox.terminate`, :meth:`Sandbox.run_verifier`): the agent's PID
+**Verification** (:meth:`Sandbox.terminate`, then :func:`._verifier.run_verifier`): the agent's PID
 namespace is killed first (every process it started is gone), then the tests run in a *fresh*
 sandbox over the same files: new namespaces, tests and harness files on a verification-only
 tmpfs, results through a pipe only the test process holds.
@@ -52,7 +52,9 @@ from exploreval.core import scratch_dir, scratch_root, spawn_tied
 from exploreval.suites.terminal._fileevents import FileWatcher
 from exploreval.suites.terminal._limits import Limits, UidLease, sample_tree
 from exploreval.suites.terminal._output import (
+    CAPPED,
     PASTE_THRESHOLD,
+    bwrap_child_pid,
     key_name,
     new_output,
     strip_trailing_blank,
@@ -65,7 +67,6 @@ from exploreval.suites.terminal._rootfs import (
     wait_gone,
 )
 from exploreval.suites.terminal._system import require_system
-from exploreval.suites.terminal._verifier import VerifierRun
 
 _CTL = "/tmp/.exploreval"
 _SOCK = f"{_CTL}/tmux.sock"
@@ -78,7 +79,6 @@ _PANE_RAW = f"{_CTL}/pane.raw"
 #: ``FROM python:*`` have ``python``; Debian has only ``python3``).
 SHIM_DIR = "/opt/exploreval/bin"
 _PATH = f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{SHIM_DIR}"
-CAPPED = "\n[... output capped ...]"
 _SHELLS = frozenset({"bash", "sh", "dash"})
 #: Paths the work dir may not be bound at (system, harness and test mounts).
 _RESERVED = ("/usr", "/etc", "/proc", "/dev", "/tmp", "/tests", "/logs", "/opt/exploreval",
@@ -575,11 +575,9 @@ class Sandbox:
                 break
             if chunk:
                 buf += chunk
-                for line in buf.split(b"\n"):
-                    with contextlib.suppress(ValueError):
-                        status = json.loads(line)
-                        if "child-pid" in status:
-                            return int(status["child-pid"])
+                child = bwrap_child_pid(buf)
+                if child is not None:
+                    return child
             if loop.time() > deadline:
                 break
             await asyncio.sleep(0.001)
@@ -1006,37 +1004,6 @@ class Sandbox:
             duration_s=took,
         )
 
-    # -- verification ----------------------------------------------------------------------
-    async def run_verifier(
-        self,
-        command: str,
-        *,
-        env: dict[str, str],
-        timeout: float,
-        harness: dict[str, bytes] | None = None,
-        project: dict[str, bytes] | None = None,
-        template: Path | None = None,
-        network: bool = False,
-        max_output_bytes: int = 200_000,
-        keep_agent: bool = False,
-        config_file: str = "",
-        index_url: str | None = None,
-        tools: set[str] | None = None,
-    ) -> VerifierRun:
-        """Run the hidden tests in a *fresh*, traced sandbox over the episode's files
-        (:func:`._verifier.run_verifier`). The agent's sandbox must be :meth:`terminate`\\ d
-        first, unless ``keep_agent`` (its processes keep running; the verifier joins only their
-        network namespace)."""
-        from exploreval.suites.terminal._index import DEFAULT_INDEX
-        from exploreval.suites.terminal._verifier import run_verifier
-
-        return await run_verifier(
-            self, command, env=env, timeout=timeout, harness=harness or {}, project=project,
-            template=template, network=network, max_output_bytes=max_output_bytes,
-            keep_agent=keep_agent, config_file=config_file,
-            index_url=index_url or DEFAULT_INDEX, tools=tools,
-        )  # fmt: skip
-
     # -- asciinema -------------------------------------------------------------------------
     def _cast_tick(self) -> None:
         if self.host_ctl is None:
@@ -1069,17 +1036,6 @@ class Sandbox:
         lines = [json.dumps(header)]
         lines += [json.dumps([round(t, 6), "o", text]) for t, text in self._cast_events]
         return "\n".join(lines) + "\n"
-
-
-def _exit_code(returncode: int | None) -> int | None:
-    if returncode is not None and returncode < 0:
-        return 128 - returncode
-    return returncode
-
-
-def _capped_text(data: bytes, limit: int) -> str:
-    text = data[:limit].decode("utf-8", errors="replace")
-    return text + (CAPPED if len(data) > limit else "")
 
 
 async def _communicate_capped(

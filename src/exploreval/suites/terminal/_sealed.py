@@ -20,12 +20,13 @@ unmodified; what the verifier owns is the environment around them:
 * **The verification environment is built from the verifier's files**: uv reads no
   configuration file (``UV_NO_CONFIG``, ``UV_NO_ENV_FILE``) and works in the verifier's own
   project (``UV_PROJECT``), seeded with the project files the *image* ships in the work dir (a
-  ``pyproject.toml``, ``uv.lock`` or ``.python-version`` the agent wrote is never read); that
-  project is the member of a workspace root of the verifier's, so uv's search for a workspace
-  stops there and never reads a ``pyproject.toml`` in ``/`` or ``/opt``; its venv is fresh and
-  its cache the image's pristine one. pip reads no configuration file
-  (``PIP_CONFIG_FILE=/dev/null``); the image's own pip settings (the index the image was built
-  against) are passed as variables.
+  ``pyproject.toml``, ``uv.lock`` or ``.python-version`` the agent wrote is never read; without
+  such files the project is empty and uv works as in a clean work dir: the test script's
+  ``uv init`` makes it, or ``uv run`` uses the venv the script activated); a ``pyproject.toml``
+  the agent left in ``/`` or ``/opt``, where uv would look for a workspace, is hidden from the
+  verification; its venv is fresh and its cache the image's pristine one. pip reads no
+  configuration file (``PIP_CONFIG_FILE=/dev/null``); the image's own pip settings (the index
+  the image was built against) are passed as variables.
 * **The tests' own subprocesses get the task's environment back**: the results plugin restores
   every variable above to the task's value when pytest loads it, so a program the tests run (the
   agent's code, a ``uv run`` in the work dir) sees what it would in Terminal-Bench.
@@ -70,20 +71,10 @@ PYTEST_CONFIGS: tuple[tuple[str, str | None], ...] = (
 )
 #: uv's project files in a work dir (seeded from the image into the verifier's project).
 PROJECT_FILES = ("pyproject.toml", "uv.lock", ".python-version")
-#: The verifier's uv project (``UV_PROJECT``): a member of the workspace whose root is
-#: :data:`WORKSPACE_ROOT`, both in the verifier's own mount. uv looks for a workspace in the
-#: project's ancestors and stops at the first ``pyproject.toml``: this one.
-UV_PROJECT_DIR = f"{VERIFY_PROJECT}/verification"
-WORKSPACE_ROOT = b"""\
-# exploreval's verification: the workspace root of the test run's uv project, so that uv never
-# looks further up (a pyproject.toml the agent left in / or /opt is never read).
-[project]
-name = "exploreval-verification-root"
-version = "0"
-
-[tool.uv.workspace]
-members = ["verification"]
-"""
+#: The verifier's uv project (``UV_PROJECT``): its own mount. uv also looks for a project or a
+#: workspace in the ancestors (``/opt``, ``/``): a ``pyproject.toml`` the agent left there is
+#: hidden from the verification (``_verifier.ANCESTOR_PROJECTS``).
+UV_PROJECT_DIR = VERIFY_PROJECT
 #: Variables the verifier sets for the test tools only: the results plugin restores each to the
 #: task's own value for the programs the tests run.
 PINNED = ("PYTEST_ADDOPTS", "PYTHONPATH", "PYTHONSAFEPATH", "PYTHONPYCACHEPREFIX",
@@ -274,17 +265,17 @@ def _has_table(path: Path, table: str) -> bool:
 
 
 def verification_project(lower: Path | None, workdir: str) -> dict[str, bytes]:
-    """The files of the verifier's uv project (paths under :data:`VERIFY_PROJECT`): the
-    workspace root, and the project files the *image* ships in its work dir, if any (none the
-    agent wrote); without those the test script's ``uv init`` makes the project."""
-    files = {"pyproject.toml": WORKSPACE_ROOT}
+    """The files of the verifier's uv project (names in :data:`VERIFY_PROJECT`): the project
+    files the *image* ships in its work dir, if any (none the agent wrote); without those it is
+    empty and uv works as in a clean work dir (the test script's ``uv init`` makes the project,
+    or ``uv run`` uses the venv the script activated)."""
+    files: dict[str, bytes] = {}
     if lower is None or read_in_root(lower, f"{workdir}/pyproject.toml", 1) is None:
         return files
-    member = UV_PROJECT_DIR.rsplit("/", 1)[1]
     for name in PROJECT_FILES:
         data = read_in_root(lower, f"{workdir}/{name}", 4_000_000)
         if data is not None:
-            files[f"{member}/{name}"] = data
+            files[name] = data
     return files
 
 

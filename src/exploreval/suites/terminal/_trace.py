@@ -18,6 +18,7 @@ import ctypes
 import errno
 import os
 import select
+import socket
 import stat
 import struct
 import threading
@@ -43,6 +44,15 @@ _FAN_CLOSE_WRITE, _FAN_OPEN, _FAN_OPEN_EXEC = 0x8, 0x20, 0x1000
 _FAN_Q_OVERFLOW = 0x4000
 _AT_FDCWD = -100
 _METADATA = struct.Struct("IBBHQii")  # struct fanotify_event_metadata
+# The kernel's process events connector (netlink): every fork on the machine, parent and child,
+# however short-lived the child. /proc is read when a pid is first seen, but a process that has
+# already exited by then (a quick ``cp``) has no /proc left to read.
+_NETLINK_CONNECTOR, _CN_IDX_PROC, _CN_VAL_PROC = 11, 1, 1
+_PROC_CN_MCAST_LISTEN, _PROC_EVENT_FORK = 1, 0x1
+_NLMSG = struct.Struct("IHHII")
+_CN_MSG = struct.Struct("IIIIHH")
+_PROC_EVENT = struct.Struct("IIQ")
+_FORK = struct.Struct("iiii")
 
 #: Event kinds (bit flags: one open can be both an open and an exec).
 OPEN, EXEC, WRITE = 1, 2, 4
@@ -90,6 +100,9 @@ class Trace:
     overflow: bool = False
     #: Events that could not be attributed to a path (the file was gone before it was read).
     unreadable: int = 0
+    #: child pid -> parent pid of every process forked while the trace ran (the kernel's
+    #: process events; empty where they cannot be had).
+    forks: dict[int, int] = field(default_factory=dict)
 
     def process_at(self, pid: int, seq: int) -> TracedProcess | None:
         """The process that had ``pid`` at event ``seq``."""
@@ -144,6 +157,7 @@ class FileTracer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._forks = _fork_listener()
 
     def mark(self, path: Path) -> None:
         """Watch the whole file system that ``path`` is on (every mount of it)."""
@@ -168,9 +182,9 @@ class FileTracer:
             self._thread.join()
             self._thread = None
         if not self._closed:
+            self._drain_forks()
             self._drain()
-            os.close(self._fd)
-            self._closed = True
+            self._close()
         return self.trace
 
     def close(self) -> None:
@@ -178,15 +192,45 @@ class FileTracer:
             self._stop.set()
             if self._thread is not None:
                 self._thread.join()
-            os.close(self._fd)
-            self._closed = True
+            self._close()
+
+    def _close(self) -> None:
+        os.close(self._fd)
+        if self._forks is not None:
+            self._forks.close()
+        self._closed = True
 
     def _run(self) -> None:
+        watched: list[int | socket.socket] = [self._fd]
+        if self._forks is not None:
+            watched.append(self._forks)
         while not self._stop.is_set():
             with contextlib.suppress(InterruptedError):
-                ready, _, _ = select.select([self._fd], [], [], 0.05)
-                if ready:
+                ready, _, _ = select.select(watched, [], [], 0.05)
+                if self._forks is not None and self._forks in ready:
+                    self._drain_forks()
+                if self._fd in ready:
                     self._drain()
+
+    def _drain_forks(self) -> None:
+        """Record every fork the kernel reported (child -> parent), without blocking."""
+        if self._forks is None:
+            return
+        while True:
+            try:
+                data = self._forks.recv(65536, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # ENOBUFS: events were lost; /proc is still read per process
+                continue
+            offset = _NLMSG.size + _CN_MSG.size
+            if len(data) < offset + _PROC_EVENT.size + _FORK.size:
+                continue
+            what = _PROC_EVENT.unpack_from(data, offset)[0]
+            if what == _PROC_EVENT_FORK:
+                _ppid, parent, child_pid, child = _FORK.unpack_from(data, offset + _PROC_EVENT.size)
+                if child_pid == child:  # a new process, not a thread
+                    self.trace.forks[child] = parent
 
     def _drain(self) -> None:
         while True:
@@ -263,6 +307,24 @@ class FileTracer:
             if not ppid or ppid in self._ignore:
                 return
             pid = ppid
+
+
+def _fork_listener() -> socket.socket | None:
+    """A netlink socket subscribed to the kernel's process events, or None (not available)."""
+    try:
+        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_CONNECTOR)
+    except OSError:
+        return None
+    try:
+        sock.bind((0, _CN_IDX_PROC))
+        op = struct.pack("I", _PROC_CN_MCAST_LISTEN)
+        message = _CN_MSG.pack(_CN_IDX_PROC, _CN_VAL_PROC, 0, 0, len(op), 0) + op
+        sock.send(_NLMSG.pack(_NLMSG.size + len(message), 3, 0, 0, 0) + message)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    except OSError:
+        sock.close()
+        return None
+    return sock
 
 
 def fanotify_available() -> str | None:

@@ -1,6 +1,6 @@
 """The verification run: the hidden tests in a fresh sandbox over the episode's files, watched.
 
-:meth:`Sandbox.run_verifier` delegates here. What the run is made of:
+:func:`run_verifier` runs it (``verify`` calls it). What the run is made of:
 
 * **New namespaces over the agent's final files** (the work dir, and for an image its whole
   changed root); the agent's processes are gone (or, with ``keep``, in other namespaces).
@@ -44,6 +44,7 @@ from exploreval.suites.terminal._audit import (
     audit_trace,
 )
 from exploreval.suites.terminal._index import DEFAULT_INDEX, IndexCheck
+from exploreval.suites.terminal._output import bwrap_child_pid, capped_text, exit_code
 from exploreval.suites.terminal._rootfs import kill_uid, mount_overlay
 from exploreval.suites.terminal._seccomp import filter_fd
 from exploreval.suites.terminal._trace import FileTracer
@@ -62,6 +63,9 @@ PYCACHE_PATH = "/opt/exploreval-pycache"
 #: Paths the verification mounts over: never a link or a file of the agent's.
 RESERVED = ("/tests", "/logs", "/opt", "/opt/exploreval", HARNESS_DIR, VERIFY_HOME,
             VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH, PYCACHE_PATH)  # fmt: skip
+#: Where uv would look for a project or workspace above the verifier's own project: a
+#: ``pyproject.toml`` the agent left there is hidden from the verification (a link is removed).
+ANCESTOR_PROJECTS = ("/pyproject.toml", "/opt/pyproject.toml")
 #: The image's pristine trees the verification sees under a throwaway layer of its own (the
 #: agent's changes to them are not seen): (path, vdisk name).
 PRISTINE_TREES = ((UV_CACHE_PATH, "uv-cache"), (PYCACHE_PATH, "pycache"))
@@ -69,7 +73,6 @@ PRISTINE_TREES = ((UV_CACHE_PATH, "uv-cache"), (PYCACHE_PATH, "pycache"))
 VERIFY_DISK_MB = 4352
 #: Cap on the results a verification run may send.
 MAX_RESULTS_BYTES = 8_000_000
-CAPPED = "\n[... output capped ...]"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/exploreval/bin"
 _UCRED = struct.Struct("iII")
 
@@ -157,6 +160,21 @@ def prepare_disk(
     return vdisk
 
 
+def hidden_projects(root: Path) -> list[str]:
+    """The :data:`ANCESTOR_PROJECTS` the agent left as files under an image's ``root`` (to be
+    hidden under an empty mount); a link there is removed, never followed."""
+    found = []
+    for path in ANCESTOR_PROJECTS:
+        host = root / path.lstrip("/")
+        with contextlib.suppress(OSError):
+            st = os.lstat(host)
+            if stat.S_ISLNK(st.st_mode):
+                os.unlink(host)
+            elif stat.S_ISREG(st.st_mode):
+                found.append(path)
+    return found
+
+
 def reserve_mount_points(root: Path) -> list[str]:
     """Make the verification's mount points under an image's ``root`` real directories: a link
     or a file the agent left at one is removed (never followed). Returns what was removed."""
@@ -209,7 +227,7 @@ async def run_verifier(
     *,
     env: dict[str, str],
     timeout: float,
-    harness: dict[str, bytes],
+    harness: dict[str, bytes] | None = None,
     project: dict[str, bytes] | None = None,
     template: Path | None = None,
     network: bool = False,
@@ -242,10 +260,13 @@ async def run_verifier(
         raise SandboxError(f"the agent's sandbox ended ({sandbox.end_reason}): no server to keep")
     assert sandbox.disk is not None and sandbox.scratch is not None
     uid = sandbox.uid
+    hidden: list[str] = []
     if sandbox.image_root is not None:
         await asyncio.to_thread(reserve_mount_points, sandbox.image_root)
-    vdisk = await asyncio.to_thread(prepare_disk, sandbox, harness, project or {})
+        hidden = await asyncio.to_thread(hidden_projects, sandbox.image_root)
+    vdisk = await asyncio.to_thread(prepare_disk, sandbox, harness or {}, project or {})
     view = await asyncio.to_thread(sandbox_view, sandbox, vdisk, template)
+    await asyncio.to_thread(view.index_agent_files)
     tracer = FileTracer()
     watched_trees = [vdisk / name for _path, name in PRISTINE_TREES]
     for watched in (sandbox.image_root or sandbox.disk.disk, vdisk, *watched_trees):
@@ -295,6 +316,8 @@ async def run_verifier(
         for path, name in PRISTINE_TREES:
             if (vdisk / name).is_dir():
                 argv += ["--bind", str(vdisk / name), path]
+        for path in hidden:
+            argv += ["--ro-bind", "/dev/null", path]
         seccomp = filter_fd()
         if seccomp is not None:
             fds.append(seccomp)
@@ -366,17 +389,18 @@ async def run_verifier(
         trace = await asyncio.to_thread(tracer.stop)
         events, events_error = _parse_events(messages, overflow)
         sessions = {int(e["hostpid"]) for e in events if e.get("e") == "start"}
+        collected = _collected_elsewhere(events, sandbox.config.tests_dir)
         roots = {proc.pid} | ({child} if child else set())
         index = IndexCheck(view, pristine=sandbox.disk.dir / "lower" if sandbox.image_root
                            else None, index_url=index_url, requested=tools)  # fmt: skip
         audit = await asyncio.to_thread(
             audit_trace, trace, view, roots=roots, session_pids=sessions,
-            config_file=config_file, rootdir="/tests", index=index,
+            config_file=config_file, rootdir="/tests", index=index, collected=collected,
         )  # fmt: skip
         out_file.seek(0)
         err_file.seek(0)
-        stdout = _capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
-        stderr = _capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
+        stdout = capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
+        stderr = capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
         reward = None
         for name in ("reward.txt", "reward.json"):
             data = read_plain_file(vdisk / "logs" / "verifier", name, limit=1000)
@@ -384,7 +408,7 @@ async def run_verifier(
                 reward = data.decode("utf-8", errors="replace")
                 break
         return VerifierRun(
-            returncode=None if timed_out else _exit_code(returncode),
+            returncode=None if timed_out else exit_code(returncode),
             stdout=stdout,
             stderr=stderr,
             events=events,
@@ -414,6 +438,29 @@ async def run_verifier(
                 handle.close()
 
 
+def _collected_elsewhere(events: list[dict[str, Any]], tests: Path | None) -> dict[str, bytes]:
+    """Test files the sessions collected outside /tests that share a path suffix with a hidden
+    test file: path -> that hidden file's bytes (the audit checks they are the test command's
+    own copies)."""
+    if tests is None or not tests.is_dir():
+        return {}
+    found: dict[str, bytes] = {}
+    for event in events:
+        if event.get("e") != "items" or not isinstance(event.get("items"), list):
+            continue
+        for item in event["items"]:
+            path = str(item[1]) if isinstance(item, list) and len(item) == 2 else ""
+            if not path.startswith("/") or path.startswith("/tests/") or path in found:
+                continue
+            parts = path.strip("/").split("/")
+            for i in range(len(parts)):
+                hidden = tests.joinpath(*parts[i:])
+                if hidden.is_file() and not hidden.is_symlink():
+                    found[path] = hidden.read_bytes()
+                    break
+    return found
+
+
 async def _read_status_pid(fd: int, proc: subprocess.Popen[bytes]) -> int:
     """bwrap's child pid (its PID 1 in the new namespace, as the host sees it), or 0."""
     loop = asyncio.get_running_loop()
@@ -429,11 +476,9 @@ async def _read_status_pid(fd: int, proc: subprocess.Popen[bytes]) -> int:
             return 0
         if chunk:
             buf += chunk
-            for line in buf.split(b"\n"):
-                with contextlib.suppress(ValueError):
-                    status = json.loads(line)
-                    if "child-pid" in status:
-                        return int(status["child-pid"])
+            child = bwrap_child_pid(buf)
+            if child is not None:
+                return child
         if proc.poll() is not None and not chunk:
             return 0
         await asyncio.sleep(0.001)
@@ -492,14 +537,3 @@ def _parse_events(
     elif bad:
         error = f"{bad} message(s) on the results channel were not JSON objects"
     return events, error
-
-
-def _exit_code(returncode: int | None) -> int | None:
-    if returncode is not None and returncode < 0:
-        return 128 - returncode
-    return returncode
-
-
-def _capped_text(data: bytes, limit: int) -> str:
-    text = data[:limit].decode("utf-8", errors="replace")
-    return text + (CAPPED if len(data) > limit else "")

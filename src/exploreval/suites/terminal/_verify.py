@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._audit import VerificationAudit
-from exploreval.suites.terminal._index import requested_tools
+from exploreval.suites.terminal._index import DEFAULT_INDEX, requested_tools
 from exploreval.suites.terminal._output import truncate_middle
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxError
 from exploreval.suites.terminal._sealed import (
@@ -54,7 +54,7 @@ from exploreval.suites.terminal._sealed import (
     verification_project,
 )
 from exploreval.suites.terminal._trace import TraceUnavailable
-from exploreval.suites.terminal._verifier import VerifierRun
+from exploreval.suites.terminal._verifier import VerifierRun, run_verifier
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+)(?:\s+-\s+(.*))?$")
@@ -205,23 +205,29 @@ def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _matches(expected: str, reported: TestResult) -> bool:
+def _matches(expected: str, reported: TestResult, copies: frozenset[str] = frozenset()) -> bool:
     """A reported test (id ``test_outputs.py::t[1]`` collected from
     ``/tests/test_outputs.py``) is an expected one (``test_outputs.py::t``): the same name up to
-    parameters, collected from the verifier's own copy of the expected file (a same-named file
-    elsewhere, the agent's, never stands in for it)."""
+    parameters, collected from the verifier's own copy of the expected file, or from a copy of
+    it that the test command made (``copies``: some test scripts copy the tests into the work
+    dir and run them there; the audit checked each such copy's content and writer). A
+    same-named file of the agent's never stands in for it."""
     exp_path, _, exp_name = expected.partition("::")
     _rep_path, _, rep_name = reported.name.partition("::")
     if rep_name.split("[", 1)[0] != exp_name:
         return False
-    return reported.path == f"/tests/{exp_path}"
+    if reported.path == f"/tests/{exp_path}":
+        return True
+    return reported.path in copies and reported.path.endswith("/" + exp_path)
 
 
-def check_expected(tests: list[TestResult], expected: list[str]) -> list[TestResult]:
+def check_expected(
+    tests: list[TestResult], expected: list[str], copies: frozenset[str] = frozenset()
+) -> list[TestResult]:
     """``tests`` plus an ``error`` result for every expected test nobody reported."""
     out = list(tests)
     for exp in expected:
-        if not any(_matches(exp, t) for t in tests):
+        if not any(_matches(exp, t, copies) for t in tests):
             out.append(TestResult(name=exp, outcome="error", message=MISSING))
     return out
 
@@ -417,7 +423,8 @@ async def verify(
     )
     async with _semaphore():
         try:
-            run = await sandbox.run_verifier(
+            run = await run_verifier(
+                sandbox,
                 test_command,
                 env=sealed,
                 timeout=timeout,
@@ -427,7 +434,7 @@ async def verify(
                 network=network,
                 keep_agent=keep_agent,
                 config_file=config_file,
-                index_url=_simple_index(pip_env.get("PIP_INDEX_URL")),
+                index_url=_simple_index(pip_env.get("PIP_INDEX_URL")) or DEFAULT_INDEX,
                 tools=requested_tools(sandbox.config.tests_dir),
             )
         except (SandboxError, TraceUnavailable, OSError) as exc:
@@ -467,7 +474,8 @@ def decide(
     if run.reward_text is not None:
         reward = read_reward(run.reward_text)
     if parser == "pytest":
-        tests = check_expected(tests, expected)
+        copies = frozenset(run.audit.test_copies) if run.audit is not None else frozenset()
+        tests = check_expected(tests, expected, copies)
         reasons += pytest_reasons(sessions, tests, require=True)
         if run.returncode not in (0, None):
             reasons.append(f"the test command exited with status {run.returncode}")

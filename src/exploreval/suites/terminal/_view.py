@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import stat as stat_mod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _SYS_OPENAT2 = 437  # x86-64 and aarch64
@@ -26,59 +26,70 @@ class _OpenHow(ctypes.Structure):
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
+def _open_in_root(root: Path, path: str, flags: int) -> int:
+    """``openat2(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)``: a descriptor
+    (the caller closes it), or -1."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return -1
+    try:
+        how = _OpenHow(flags | os.O_CLOEXEC, 0, _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS)
+        fd: int = _LIBC.syscall(_SYS_OPENAT2, root_fd, path.lstrip("/").encode() or b".",
+                                ctypes.byref(how), ctypes.sizeof(how))  # fmt: skip
+        return fd if fd >= 0 else -1
+    finally:
+        os.close(root_fd)
+
+
 def read_in_root(root: Path, path: str, limit: int = 200_000) -> bytes | None:
     """``path`` (absolute, as the sandbox sees it) read under ``root`` with every symbolic link
     resolved *inside* ``root`` (``openat2(RESOLVE_IN_ROOT)``): a link the agent made to
     ``/etc/shadow`` reads the sandbox's file, never the host's. None when absent, not a regular
     file, or unreadable."""
-    try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
+    fd = _open_in_root(root, path, os.O_RDONLY | os.O_NONBLOCK)
+    if fd < 0:
         return None
     try:
-        how = _OpenHow(os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK, 0,
-                       _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS)  # fmt: skip
-        fd = _LIBC.syscall(_SYS_OPENAT2, root_fd, path.lstrip("/").encode() or b".",
-                           ctypes.byref(how), ctypes.sizeof(how))  # fmt: skip
-        if fd < 0:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
             return None
-        try:
-            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            chunks, size = [], 0
-            while size < limit and (chunk := os.read(fd, min(limit - size, 1 << 20))):
-                chunks.append(chunk)
-                size += len(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+        chunks, size = [], 0
+        while size < limit and (chunk := os.read(fd, min(limit - size, 1 << 20))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
     finally:
-        os.close(root_fd)
+        os.close(fd)
+
+
+def stat_in_root(root: Path, path: str) -> tuple[int, int] | None:
+    """(device, inode) of ``path`` under ``root`` as the sandbox's own opens see it (links in
+    its directories resolved inside ``root``; a link at the end is not followed), or None."""
+    fd = _open_in_root(root, path, os.O_PATH | os.O_NOFOLLOW)
+    if fd < 0:
+        return None
+    try:
+        st = os.fstat(fd)
+        return (st.st_dev, st.st_ino) if stat_mod.S_ISREG(st.st_mode) else None
+    finally:
+        os.close(fd)
 
 
 def list_in_root(root: Path, path: str) -> list[tuple[str, bool]]:
     """The entries of directory ``path`` under ``root`` (links resolved inside ``root``, as
     :func:`read_in_root`): (name, is a real directory or file, not a link)."""
-    try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
+    fd = _open_in_root(root, path, os.O_RDONLY | os.O_DIRECTORY)
+    if fd < 0:
         return []
     try:
-        how = _OpenHow(os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, 0,
-                       _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS)  # fmt: skip
-        fd = _LIBC.syscall(_SYS_OPENAT2, root_fd, path.lstrip("/").encode() or b".",
-                           ctypes.byref(how), ctypes.sizeof(how))  # fmt: skip
-        if fd < 0:
-            return []
-        try:
-            with os.scandir(fd) as entries:
-                return [(e.name, not e.is_symlink()) for e in entries]
-        finally:
-            os.close(fd)
+        with os.scandir(fd) as entries:
+            return [(e.name, not e.is_symlink()) for e in entries]
     except OSError:
         return []
     finally:
-        os.close(root_fd)
+        os.close(fd)
 
 
 @dataclass
@@ -93,6 +104,9 @@ class SandboxView:
     root: Path
     mounts: list[tuple[str, Path]]
     agent_paths: set[str]
+    #: The same files by identity, (device, inode) -> path when the verification began: a file
+    #: the agent's code renames or deletes as it runs is still known for what it was.
+    agent_inodes: dict[tuple[int, int], str] = field(default_factory=dict)
     #: Sandbox prefixes where files may be the agent's (others are the verifier's or the host's).
     agent_prefixes: tuple[str, ...] = ("/",)
 
@@ -116,3 +130,11 @@ class SandboxView:
 
     def agent_wrote(self, path: str) -> bool:
         return path in self.agent_paths and not self.is_verifier_mount(path)
+
+    def index_agent_files(self) -> None:
+        """Fill :attr:`agent_inodes` from :attr:`agent_paths` (before the run starts)."""
+        for path in self.agent_paths:
+            host, inner = self.host_path(path)
+            key = stat_in_root(host, inner)
+            if key is not None:
+                self.agent_inodes[key] = path
