@@ -235,6 +235,8 @@ class Auditor:
     _writes: dict[tuple[int, int], _Write] = field(default_factory=dict)
     _pth: dict[str, bool] = field(default_factory=dict)
     _site_dirs: set[str] = field(default_factory=set)
+    #: seq -> (origin, code) of every open, as :meth:`_on_open` classified it.
+    _opened: dict[int, tuple[str | None, bool]] = field(default_factory=dict)
     #: Agent-written files found to be a test tool's release from the index.
     genuine: list[str] = field(default_factory=list)
 
@@ -250,91 +252,105 @@ class Auditor:
         if self.trace.overflow:
             violations.add("the file-access trace is incomplete (too many events)")
         sessions: dict[int, SessionRecord] = {}
-        session_state: dict[int, dict[str, int | None]] = {}
+        markers: dict[int, int] = {}
         self._site_dirs = _site_dirs(e.path for e in self.trace.events)
         for event in sorted(self.trace.events, key=lambda e: e.seq):
             proc = self._proc(event.pid, event.seq)
             if event.kind & (OPEN | EXEC):
-                if event.kind & EXEC:
-                    proc.exe = proc.exe or event.path
-                    program = posixpath.basename(event.path)
-                    if _PYTHON.match(program):
-                        proc.kinds.add("python")
-                    elif program in _SHELLS:
-                        proc.kinds.add("shell")
-                # an agent file is known by its identity, under the name it had when the
-                # verification began (its code may rename or delete it as it runs)
-                event = self._as_begun(event)
-                origin = self._origin(event.path, event.dev, event.ino, event.seq)
-                code = bool(event.kind & EXEC) or self._is_code(event.path, proc)
-                if origin == AGENT and code and self._from_the_index(event.path):
-                    origin = None
-                if origin and code and proc.taint is None:
-                    proc.taint, proc.taint_seq = (event.path, origin), event.seq
-                if origin and event.kind & EXEC and self._runs_the_test_command(proc):
-                    violations.add("the test command itself ran a program of the agent's",
-                                   event.path, origin)  # fmt: skip
+                event = self._on_open(event, proc, violations)
                 if event.pid in self.session_pids and proc.verification:
-                    self._session_event(event, proc, origin, code, sessions, session_state,
-                                        violations)  # fmt: skip
+                    self._session_event(event, proc, sessions, markers, violations)
             if event.kind & WRITE:
-                tainted = proc.taint_text() if proc.verification else "outside the verification"
-                self._writes[(event.dev, event.ino)] = _Write(event.seq, tainted or None)
-                if (tainted and event.pid not in self.session_pids  # pytest's own cache
-                        and (event.path == "/tests" or event.path.startswith("/tests/"))):  # fmt: skip
-                    violations.add(f"{self._who(proc)} changed the verifier's copy of the tests "
-                                   f"after running agent code ({tainted})", event.path)  # fmt: skip
-                if event.path in REWARD_FILES and tainted:
-                    what = f"the reward file was written by {self._who(proc)}"
-                    if proc.taint is not None and proc.verification:
-                        violations.add(f"{what}, which had run agent code", *proc.taint)
-                    else:
-                        violations.add(f"{what}, a process outside the verification", event.path)
+                self._on_write(event, proc, violations)
         for pid in sorted(self.session_pids):
-            record = sessions.setdefault(pid, SessionRecord())
-            procs = [p for (q, _), p in self._procs.items() if q == pid]
-            if not procs:
-                violations.add(f"a pytest session (pid {pid}) was never seen running")
-                continue
-            proc = procs[-1]
-            if not proc.verification:
-                violations.add(f"a pytest session (pid {pid}) ran outside the verification's "
-                               "process tree")  # fmt: skip
-                continue
-            record.program = proc.exe or proc.info.comm
-            chain = self._ancestors(proc)
-            record.chain = [a.exe or a.info.comm for a in reversed(chain)]
-            for ancestor in chain:
-                if ancestor.taint and ancestor.taint_seq < proc.info.first_seq:
-                    violations.add(f"{self._who(ancestor)} started a pytest session after "
-                                   "running agent code", *ancestor.taint)  # fmt: skip
-                    break
+            self._check_session(pid, sessions.setdefault(pid, SessionRecord()), violations)
         audit.sessions = [sessions[p] for p in sorted(sessions)]
         audit.processes = len(self._procs)
         audit.violations, audit.files = violations.lines()
         return audit
 
     # -- per-event rules --------------------------------------------------------------------
+    def _on_open(self, event: TraceEvent, proc: _Proc, violations: _Violations) -> TraceEvent:
+        """What a process that opened or executed a file became (module docstring); returns the
+        event under the name its file had when the verification began."""
+        if event.kind & EXEC:
+            proc.exe = proc.exe or event.path
+            program = posixpath.basename(event.path)
+            if _PYTHON.match(program):
+                proc.kinds.add("python")
+            elif program in _SHELLS:
+                proc.kinds.add("shell")
+        # an agent file is known by its identity, under the name it had when the verification
+        # began (its code may rename or delete it as it runs)
+        event = self._as_begun(event)
+        origin = self._origin(event.path, event.dev, event.ino, event.seq)
+        code = bool(event.kind & EXEC) or self._is_code(event.path, proc)
+        if origin == AGENT and code and self._from_the_index(event.path):
+            origin = None
+        self._opened[event.seq] = (origin, code)
+        if origin and code and proc.taint is None:
+            proc.taint, proc.taint_seq = (event.path, origin), event.seq
+        if origin and event.kind & EXEC and self._runs_the_test_command(proc):
+            violations.add("the test command itself ran a program of the agent's", event.path,
+                           origin)  # fmt: skip
+        return event
+
+    def _on_write(self, event: TraceEvent, proc: _Proc, violations: _Violations) -> None:
+        """A file written: by whom (the taint it carries), and the verifier's own files."""
+        tainted = proc.taint_text() if proc.verification else "outside the verification"
+        self._writes[(event.dev, event.ino)] = _Write(event.seq, tainted or None)
+        if not tainted:
+            return
+        in_tests = event.path == "/tests" or event.path.startswith("/tests/")
+        if in_tests and event.pid not in self.session_pids:  # pytest's own cache is allowed
+            violations.add(f"{self._who(proc)} changed the verifier's copy of the tests after "
+                           f"running agent code ({tainted})", event.path)  # fmt: skip
+        if event.path in REWARD_FILES:
+            what = f"the reward file was written by {self._who(proc)}"
+            if proc.taint is not None and proc.verification:
+                violations.add(f"{what}, which had run agent code", *proc.taint)
+            else:
+                violations.add(f"{what}, a process outside the verification", event.path)
+
+    def _check_session(self, pid: int, record: SessionRecord, violations: _Violations) -> None:
+        """A session's process and the chain of programs that started it."""
+        procs = [p for (q, _), p in self._procs.items() if q == pid]
+        if not procs:
+            violations.add(f"a pytest session (pid {pid}) was never seen running")
+            return
+        proc = procs[-1]
+        if not proc.verification:
+            violations.add(f"a pytest session (pid {pid}) ran outside the verification's "
+                           "process tree")  # fmt: skip
+            return
+        record.program = proc.exe or proc.info.comm
+        chain = self._ancestors(proc)
+        record.chain = [a.exe or a.info.comm for a in reversed(chain)]
+        for ancestor in chain:
+            if ancestor.taint and ancestor.taint_seq < proc.info.first_seq:
+                violations.add(f"{self._who(ancestor)} started a pytest session after running "
+                               "agent code", *ancestor.taint)  # fmt: skip
+                return
+
+    # -- per-event rules --------------------------------------------------------------------
     def _session_event(
         self,
         event: TraceEvent,
         proc: _Proc,
-        origin: str | None,
-        code: bool,
         sessions: dict[int, SessionRecord],
-        state: dict[int, dict[str, int | None]],
+        markers: dict[int, int],
         violations: _Violations,
     ) -> None:
+        """What a pytest session opened: before its tests began, or after (module docstring)."""
+        origin, code = self._opened.get(event.seq, (None, False))
         record = sessions.setdefault(event.pid, SessionRecord())
-        marks = state.setdefault(event.pid, {"marker": None})
         path = event.path
         name = posixpath.basename(path)
         if path == MARKER:
-            if marks["marker"] is None:
-                marks["marker"] = event.seq
-                record.collected = True
+            markers.setdefault(event.pid, event.seq)
+            record.collected = True
             return
-        collecting = marks["marker"] is not None
+        collecting = event.pid in markers
         if name == "conftest.py" and path not in record.conftests:
             record.conftests.append(path)
         elif name in _CONFIG_NAMES and not collecting and path not in record.config_files:
