@@ -90,3 +90,17 @@ def register_toy() -> None:
 
 
 register_toy()
+
+
+class NeedsToolEnv(LineWalkEnv):
+    """A line walk that needs a system tool: a node started with ``TOY_LACKS_TOOL`` lacks it
+    (how a cluster test gives one node a missing requirement)."""
+
+    @classmethod
+    def preflight(cls, options: dict[str, Any]) -> list[str]:
+        if os.environ.get("TOY_LACKS_TOOL"):
+            return ["the toytool program is not installed: apt-get install toytool"]
+        return []
+
+
+register_env("test/NeedsTool-v0", NeedsToolEnv, family="toy", description="needs a tool")

@@ -172,3 +172,28 @@ def test_errored_episodes_end_the_run_partial_or_failed_with_exit_1(
     assert "agent broke on seed" in manifest.error and "first: episode" in manifest.error
     text = " ".join(result.output.split())
     assert f"{status}:" in text and "agent broke on seed" in text
+
+
+def test_a_ray_address_nothing_answers_at_is_refused_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray itself would retry a dead RAY_ADDRESS for minutes; the run is refused before its
+    directory exists, naming the address and what to do."""
+    pytest.importorskip("ray")
+    closed = _closed_port()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{closed}")
+    out = tmp_path / "run"
+    data = {
+        "suites": [{"env_id": "test/LineWalk-v0", "presets": ["short"]}],
+        "agents": [{"agent": "forward"}],
+        "plugins": ["_toy"],
+        "executor": "ray",
+    }
+    with pytest.raises(SpecError) as refusal:
+        run_experiment(spec_from_dict(data), str(out))
+    message = str(refusal.value)
+    assert f"nothing answers at RAY_ADDRESS=127.0.0.1:{closed}" in message
+    assert "ray start --head" in message and not out.exists()
+    monkeypatch.setenv("RAY_ADDRESS", "no-port-here")
+    with pytest.raises(SpecError, match="RAY_ADDRESS=no-port-here is not HOST:PORT"):
+        run_experiment(spec_from_dict(data), str(out))

@@ -35,12 +35,13 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exploreval.core import Message, Usage
+from exploreval.models import CALL_EPISODE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -114,11 +115,18 @@ class ModelBridge:
         self.repeat = repeat
         self.calls = 0
         self.log = MemoryLog()
+        #: The episode the calls belong to (the response cache files them under it), taken now:
+        #: a memory library's own threads do not carry the episode's context.
+        self.episode = CALL_EPISODE.get()
         self._lock = threading.Lock()
         #: Calls in flight (their futures), cancelled when the episode ends: a cancelled run
         #: must not wait for a memory library that goes on calling the model.
         self._pending: set[concurrent.futures.Future[Completion]] = set()
         self.closed = False
+
+    async def _in_episode(self, call: Awaitable[Completion]) -> Completion:
+        CALL_EPISODE.set(self.episode)  # this call's own task context
+        return await call
 
     def cancel(self) -> None:
         """The episode ended: calls in flight are cancelled and new ones refused."""
@@ -180,8 +188,10 @@ class ModelBridge:
                 raise MemoryClosedError("the episode ended; no more memory calls")
             sample, self.calls = self.calls, self.calls + 1
             future = asyncio.run_coroutine_threadsafe(
-                self.client.complete(
-                    wire, params, repeat=self.repeat, sample=sample, scope=self.scope
+                self._in_episode(
+                    self.client.complete(
+                        wire, params, repeat=self.repeat, sample=sample, scope=self.scope
+                    )
                 ),
                 self.loop,
             )

@@ -253,6 +253,10 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
             )
         with progress:
             summary = runner.execute()
+        if runner.placement and not quiet:
+            from exploreval.runner import placement_summary
+
+            console.print(escape(placement_summary(runner.placement)), soft_wrap=True)
     except KeyboardInterrupt as exc:  # the manifest already says "interrupted"
         runner.abandon(exc)
         console.print(

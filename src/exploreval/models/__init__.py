@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     )
     from exploreval.models._cache import (
         CACHE_FORMAT,
+        CALL_EPISODE,
+        CacheRow,
         ResponseCache,
+        TransitCache,
         cache_key,
     )
     from exploreval.models._errors import (
@@ -60,6 +63,9 @@ _EXPORTS: dict[str, str] = {
     "open_model_client": "._session",
     "release_local": "._session",
     "CACHE_FORMAT": "._cache",
+    "CALL_EPISODE": "._cache",
+    "CacheRow": "._cache",
+    "TransitCache": "._cache",
     "Completion": "._base",
     "ToolCall": "._base",
     "Constraint": "._base",
@@ -97,6 +103,9 @@ __all__ = [
     "open_model_client",
     "release_local",
     "CACHE_FORMAT",
+    "CALL_EPISODE",
+    "CacheRow",
+    "TransitCache",
     "Completion",
     "ToolCall",
     "Constraint",

@@ -36,7 +36,7 @@ from exploreval.models._base import (
     SamplingParams,
     ToolCall,
 )
-from exploreval.models._cache import ResponseCache, cache_key
+from exploreval.models._cache import ResponseCache, TransitCache, cache_key
 from exploreval.models._errors import ModelError, ModelRequestError
 from exploreval.models._pricing import PriceTable, default_price_table
 
@@ -124,7 +124,7 @@ class OpenAIClient(ModelClient):
         base_url: str | None = None,
         *,
         api_key_env: str = "OPENAI_API_KEY",
-        cache: ResponseCache | None = None,
+        cache: ResponseCache | TransitCache | None = None,
         cache_endpoint: str | None = None,
         max_concurrency: int = 8,
         timeout_s: float = 120.0,

@@ -10,9 +10,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from exploreval.models._base import ModelClient
 from exploreval.models._pricing import ModelPrice
+
+if TYPE_CHECKING:
+    from exploreval.models._cache import ResponseCache, TransitCache
 
 
 def is_local_model(model: str | None) -> bool:
@@ -30,13 +34,16 @@ def open_model_client(
     max_retries: int = 6,
     prices: dict[str, ModelPrice] | None = None,
     constrain_wire: str = "auto",
+    cache: ResponseCache | TransitCache | None = None,
 ) -> ModelClient:
-    """The real client: the openai SDK against ``base_url`` with an optional SQLite cache."""
+    """The real client: the openai SDK against ``base_url`` with an optional SQLite cache
+    (``cache_path``), or the given ``cache`` (a cluster worker's :class:`TransitCache`)."""
     from exploreval.models._cache import ResponseCache
     from exploreval.models._openai import OpenAIClient
     from exploreval.models._pricing import default_price_table
 
-    cache = ResponseCache(cache_path) if cache_path else None
+    if cache is None and cache_path:
+        cache = ResponseCache(cache_path)
     # A local model's port changes from run to run; its cache identity must not.
     local = is_local_model(model)
     endpoint = model if local else base_url

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -147,6 +148,8 @@ class StubServer:
                         "requests": stub.request_count,
                         "first_request_at": stub.first_request_at,
                         "last_request_at": stub.last_request_at,
+                        "max_in_flight": stub.max_in_flight,
+                        "pid": os.getpid(),
                     }
                     self._send(200, stats, {})
                     return

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         pending_episodes,
         plan_episodes,
     )
+    from exploreval.runner._ray import placement_summary
     from exploreval.runner._runner import (
         Runner,
         RunSummary,
@@ -69,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "RunFailedError": "._errors",
     "RunSummary": "._runner",
     "Runner": "._runner",
+    "placement_summary": "._ray",
     "SpecError": "._errors",
     "SuiteSpec": "._spec",
     "Totals": "._runner",
@@ -106,6 +108,7 @@ __all__ = [
     "RunFailedError",
     "RunSummary",
     "Runner",
+    "placement_summary",
     "SpecError",
     "SuiteSpec",
     "Totals",

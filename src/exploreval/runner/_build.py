@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from exploreval.agents import Agent, LLMAgent, make_agent, make_harness
-from exploreval.models import ModelClient, ModelPrice
+from exploreval.models import ModelClient, ModelPrice, TransitCache
 from exploreval.runner._spec import DEFAULT_API_KEY_ENV, AgentSpec, ExperimentSpec
 
 #: Builds the model client of an LLM agent spec (tests inject a ScriptedModel here).
@@ -88,8 +88,11 @@ class ClientPool:
         factory: ClientFactory | None = None,
         prices: dict[str, ModelPrice] | None = None,
         concurrency: int = 8,
+        cache: TransitCache | None = None,
     ) -> None:
         self.cache_path = cache_path
+        #: A cluster worker's cache (seeded and emptied by the driver), used instead of the path.
+        self.cache = cache
         self.factory = factory
         self.prices = prices or {}
         #: Requests in flight per model when an agent does not say (its episodes' concurrency).
@@ -145,7 +148,8 @@ class ClientPool:
                 self._clients[key] = self.factory(spec)
             else:
                 self._clients[key] = open_client(spec, self.cache_path, self.prices,
-                                                 default_concurrency=self.concurrency)  # fmt: skip
+                                                 default_concurrency=self.concurrency,
+                                                 cache=self.cache)  # fmt: skip
         return self._clients[key]
 
 
@@ -155,6 +159,7 @@ def open_client(
     prices: dict[str, ModelPrice] | None = None,
     *,
     default_concurrency: int = 8,
+    cache: TransitCache | None = None,
 ) -> ModelClient:
     """The real client: the openai SDK against ``spec.base_url`` with the run's cache."""
     from exploreval.models import open_model_client
@@ -170,4 +175,5 @@ def open_client(
         max_retries=spec.max_retries,
         prices=prices,
         constrain_wire=spec.constrain if spec.constrain in ("grammar", "json_schema") else "auto",
+        cache=cache,
     )

@@ -147,9 +147,9 @@ async def _stop_workers(workers: list[_Worker]) -> None:
                 await asyncio.wait_for(worker.process.wait(), 5.0)
 
 
-async def execute_processes(runner: Runner) -> AsyncGenerator[EpisodeRecord, None]:
+async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], None]:
     """Play the runner's pending episodes on ``spec.workers`` worker processes; yield each
-    record as it comes back (the caller appends it and updates the totals before the next
+    record (as a batch of one) as it comes back (the caller appends it and updates the totals before the next
     episode is sent, so the budget is checked exactly as in-process)."""
     from exploreval.runner._runner import _budget_exhausted
 
@@ -216,7 +216,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[EpisodeRecord, Non
                     raise ModelError(payload)
                 if kind == "R":
                     sender.in_flight -= 1
-                    yield EpisodeRecord.model_validate_json(payload)
+                    yield [EpisodeRecord.model_validate_json(payload)]
                 elif kind == "E":
                     fatal = fatal or json.loads(payload)
                 elif kind == "X":

@@ -7,6 +7,7 @@ the command that installs it (or what to start): nothing is left half-made, noth
 
 from __future__ import annotations
 
+import os
 import socket
 from urllib.parse import urlparse
 
@@ -16,10 +17,12 @@ from exploreval.runner._spec import ExperimentSpec
 
 
 def missing_requirements(
-    spec: ExperimentSpec, plan: list[EpisodeSpec], *, models: bool = True
+    spec: ExperimentSpec, plan: list[EpisodeSpec], *, models: bool = True, executor: bool = True
 ) -> list[str]:
     """Every problem found, one line each (empty: the run can start). ``models``: also check
-    the LLM agents' local models and endpoints (off when a test injects model clients)."""
+    the LLM agents' local models and endpoints (off when a test injects model clients, and on
+    a cluster node, which checks its endpoints itself). ``executor``: also the executor's extra
+    (off on a cluster node, which has Ray by definition)."""
     problems: list[str] = []
 
     def add(line: str | None) -> None:
@@ -58,13 +61,32 @@ def missing_requirements(
             except ModelError as exc:
                 add(f"agents.{index} ({agent.model}): {exc}")
         elif agent.base_url is not None:
-            add(_endpoint_problem(index, agent.model, agent.base_url))
-    if spec.executor == "ray":
+            add(endpoint_problem(index, agent.model, agent.base_url))
+    if spec.executor == "ray" and executor:
         add(EXTRAS["ray"].problem("--executor ray"))
+        add(ray_address_problem(os.environ.get("RAY_ADDRESS")))
     return problems
 
 
-def _endpoint_problem(index: int, model: str, base_url: str) -> str | None:
+def ray_address_problem(address: str | None) -> str | None:
+    """``RAY_ADDRESS`` names a cluster nothing answers at (Ray itself would retry for minutes)."""
+    if not address or address in ("auto", "local"):
+        return None
+    url = urlparse(address if "://" in address else f"ray://{address}")
+    if not url.hostname or url.port is None:
+        return f"--executor ray: RAY_ADDRESS={address} is not HOST:PORT (or ray://HOST:PORT)"
+    try:
+        socket.create_connection((url.hostname, url.port), timeout=3).close()
+    except OSError as exc:
+        return (
+            f"--executor ray: nothing answers at RAY_ADDRESS={address} ({exc.strerror or exc}); "
+            "start the cluster (ray start --head), fix RAY_ADDRESS, or unset it to run on a "
+            "local cluster"
+        )
+    return None
+
+
+def endpoint_problem(index: int, model: str, base_url: str) -> str | None:
     """Nothing answers at the endpoint's host and port (a server not started, a typo)."""
     url = urlparse(base_url)
     if url.scheme not in ("http", "https") or not url.hostname:

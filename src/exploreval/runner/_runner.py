@@ -16,6 +16,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from exploreval import __version__
@@ -31,7 +32,7 @@ from exploreval.core import (
     stable_hash,
     utcnow,
 )
-from exploreval.models import ModelError
+from exploreval.models import CALL_EPISODE, ModelError
 from exploreval.runner._build import ClientFactory, ClientPool, build_agent, check_api_keys
 from exploreval.runner._episode import EpisodeSpec, run_episode
 from exploreval.runner._errors import (
@@ -43,7 +44,7 @@ from exploreval.runner._errors import (
 from exploreval.runner._plan import check_buildable, pending_episodes, plan_episodes
 from exploreval.runner._requirements import missing_requirements
 from exploreval.runner._spec import AgentSpec, ExperimentSpec
-from exploreval.store import RunDir, RunManifest, StoreError
+from exploreval.store import BlobCollector, RunDir, RunManifest, StoreError
 
 #: Seconds between rewrites of the manifest's progress (``episodes_done``, totals) during a run.
 MANIFEST_PROGRESS_INTERVAL_S = 2.0
@@ -86,6 +87,16 @@ class RunSummary:
 
 
 ProgressCallback = Callable[[Totals, int], None]
+
+
+@dataclass
+class ScratchOutput:
+    """Where an episode played away from the run directory (a cluster worker) leaves what it
+    makes: its prompt texts in memory, its artifacts under ``path/artifacts/<episode>``; both
+    travel to the driver with the record."""
+
+    path: Path
+    blobs: BlobCollector = field(default_factory=BlobCollector)
 
 
 def _budget_exhausted(spec: ExperimentSpec, totals: Totals) -> str | None:
@@ -138,11 +149,14 @@ async def play(
     *,
     max_steps: int | None,
     timeout_s: float | None,
-    run: RunDir | None,
+    run: RunDir | ScratchOutput | None,
     run_id: str,
     shared: SharedResources | None = None,
 ) -> EpisodeRecord:
     """Play one planned episode; every failure becomes an error record (ModelError re-raised).
+
+    ``run`` is where prompt texts and artifacts go: the run directory, or a worker's scratch.
+    The episode's model calls are filed under its id in the response cache (``CALL_EPISODE``).
 
     Building the env or the agent is part of the episode: a constructor that raises is a failed
     episode with its error recorded, not a crashed run. The env is closed on every ending
@@ -151,6 +165,7 @@ async def play(
     family = env_spec(episode.env_id).family
     env: TextEnv | None = None
     prompts = run.blobs.batch() if run is not None else None
+    calls = CALL_EPISODE.set(episode.episode_id)
     try:
         env = make_env(episode.env_id, preset=episode.preset, **episode.env_options)
         if shared is not None:
@@ -198,6 +213,7 @@ async def play(
     finally:
         if env is not None:
             await _close_env(env)
+        CALL_EPISODE.reset(calls)
 
 
 async def _close_env(env: TextEnv) -> None:
@@ -237,6 +253,9 @@ class Runner:
         self._stop_reason: str | None = None
         #: The first episode that errored in this invocation: (episode id, error message).
         self._first_error: tuple[str, str] | None = None
+        #: Where the Ray executor placed its workers: one dict per worker (node, node id, pid,
+        #: episodes in flight, connections per agent); empty for the local executor.
+        self.placement: list[dict[str, Any]] = []
 
     # -- preparation ------------------------------------------------------------------
     def prepare(self) -> RunManifest:
@@ -378,13 +397,12 @@ class Runner:
                 else:
                     from exploreval.runner._processes import execute_processes as execute
                 # aclosing: an error while storing a record still stops the executor's workers
-                async with contextlib.aclosing(execute(self)) as records:
-                    async for record in records:
-                        await self._store(record)
-                        if record.status == "ok":
-                            completed += 1
-                        else:
-                            errored += 1
+                async with contextlib.aclosing(execute(self)) as batches:
+                    async for batch in batches:  # the records that came back together
+                        await self._store_many(batch)
+                        ok = sum(record.status == "ok" for record in batch)
+                        completed += ok
+                        errored += len(batch) - ok
                 budget_note = _budget_exhausted(self.spec, self.totals)
             else:
                 completed, errored, budget_note = await self._execute_local()
@@ -441,18 +459,22 @@ class Runner:
         )
 
     async def _store(self, record: EpisodeRecord) -> None:
+        await self._store_many([record])
+
+    async def _store_many(self, records: list[EpisodeRecord]) -> None:
         # Off the event loop: an fsync must not stall the requests of other episodes. Shielded and
         # tracked: a cancelled run still finishes the appends it started (a thread cannot be
         # stopped) and waits for them before it writes the final manifest.
-        append = asyncio.ensure_future(asyncio.to_thread(self.run.append, record))
+        append = asyncio.ensure_future(asyncio.to_thread(self.run.append_many, records))
         self._appends.add(append)
         append.add_done_callback(self._appends.discard)
         await asyncio.shield(append)
-        self.totals.add(record)
-        if record.status != "ok" and self._first_error is None:
-            self._first_error = (record.episode_id, record.error or record.status)
-        if record.status == "ok":
-            self._done.add(record.episode_id)
+        for record in records:
+            self.totals.add(record)
+            if record.status != "ok" and self._first_error is None:
+                self._first_error = (record.episode_id, record.error or record.status)
+            if record.status == "ok":
+                self._done.add(record.episode_id)
         if time.monotonic() - self._manifest_written >= MANIFEST_PROGRESS_INTERVAL_S:
             await asyncio.to_thread(self._write_progress)
         if self.on_progress is not None:

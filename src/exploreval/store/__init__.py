@@ -8,6 +8,7 @@ from exploreval.core._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.store._blobs import (
+        BlobCollector,
         BlobStore,
         PromptBatch,
         content_hash,
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "SyncStats": "._columns",
     "open_columns": "._columns",
     "BLOBS": "._run",
+    "BlobCollector": "._blobs",
     "BlobStore": "._blobs",
     "CACHE": "._run",
     "EPISODES": "._run",
@@ -106,6 +108,7 @@ __all__ = [
     "LazyRecords",
     "ChainedRecords",
     "BLOBS",
+    "BlobCollector",
     "BlobStore",
     "CACHE",
     "EPISODES",

@@ -89,10 +89,28 @@ class BlobStore:
             self._conn.close()
 
 
+class BlobCollector:
+    """Where an episode's prompt texts go on a worker that cannot reach the run's blob store
+    (a cluster node): every text the episode references is kept, none is assumed stored, and
+    they travel to the driver with the episode's record (the driver's ``put_many`` dedups)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def digest(self, text: str) -> tuple[str, bool]:
+        return content_hash(text), False
+
+    def _write(self, new: dict[str, str]) -> None:
+        self.texts.update(new)
+
+    def batch(self) -> PromptBatch:
+        return PromptBatch(self)
+
+
 class PromptBatch:
     """Prompt references for one episode; texts are written by ``flush`` in one commit."""
 
-    def __init__(self, store: BlobStore) -> None:
+    def __init__(self, store: BlobStore | BlobCollector) -> None:
         self.store = store
         self.pending: dict[str, str] = {}
 
