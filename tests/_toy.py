@@ -82,6 +82,27 @@ class PlusHarness(Harness):
         return ParsedAction(match.group(1))
 
 
+def embedded_line_walk(seeds: str, **extra: Any) -> dict[str, Any]:
+    """An experiment of short line walks played by the embedded model (``local:smollm2``),
+    two requests in flight at most: what the executors' embedded-model tests run."""
+    return {
+        "suites": [{"env_id": "test/LineWalk-v0", "presets": ["short"], "seeds": seeds}],
+        "agents": [
+            {
+                "kind": "llm",
+                "model": "local:smollm2",
+                "history": "window:1",
+                "sampling": {"temperature": 0.0, "max_tokens": 12},
+                "max_concurrency": 2,
+            }
+        ],
+        "plugins": ["_toy"],
+        "max_steps": 3,
+        "concurrency": 2,
+        **extra,
+    }
+
+
 def register_toy() -> None:
     register_env("test/LineWalk-v0", LineWalkEnv, family="toy", description="toy line walk")
     register_agent("forward", Forward, families=("toy",))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 import pytest
@@ -156,7 +157,13 @@ def test_the_stubs_stats_say_when_the_first_and_latest_requests_arrived() -> Non
             return json.load(response)
 
     with StubServer(delay_s=0.05) as server:
-        assert stats(server) == {"requests": 0, "first_request_at": None, "last_request_at": None}
+        assert stats(server) == {
+            "requests": 0,
+            "first_request_at": None,
+            "last_request_at": None,
+            "max_in_flight": 0,
+            "pid": os.getpid(),  # the stub runs in this process here; bench_ray reads its CPU
+        }
         before = time.time()
         complete(client_for(server))
         one = stats(server)

@@ -20,6 +20,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the [ray] extra is part of the README install")
 
+from _toy import embedded_line_walk  # noqa: E402
 from exploreval.metrics import episode_metrics  # noqa: E402
 from exploreval.models.testing import StubServer  # noqa: E402
 from exploreval.runner import Runner, SpecError, run_experiment, spec_from_dict  # noqa: E402
@@ -50,7 +51,7 @@ def _prompts(run: Path) -> dict[str, list[list[tuple[str, str]]]]:
     out = {}
     for eid, record in store.latest_records().items():
         out[eid] = [
-            [(m.role, m.content) for m in store.blobs.get_prompt(s.prompt)]
+            [(str(m.role), m.content) for m in store.blobs.get_prompt(s.prompt)]
             for s in record.steps
             if s.prompt is not None
         ]
@@ -77,6 +78,18 @@ def _spec(server: StubServer, seeds: str = "0-11", **extra: Any) -> dict[str, An
         "concurrency": 6,
         **extra,
     }
+
+
+def _long_walks(server: StubServer, concurrency: int, local: Path) -> tuple[dict[str, Any], Any]:
+    """24 long line walks of an LLM agent on Ray, and their reference run on one machine."""
+    data = {
+        "suites": [{"env_id": "test/LineWalk-v0", "presets": ["long"], "seeds": "0-23"}],
+        "agents": [_llm(server)],
+        "plugins": ["_toy"],
+        "concurrency": concurrency,
+        "executor": "ray",
+    }
+    return data, run_experiment(spec_from_dict({**data, "executor": "local"}), str(local))
 
 
 def _stored(out: Path) -> set[str]:
@@ -235,16 +248,7 @@ def test_a_node_that_dies_mid_run_loses_and_duplicates_nothing(
     doomed = cluster.add_node(1)
     cluster.cluster.wait_for_nodes()
     with StubServer(delay_s=0.1, reply="<a>+</a>") as server:
-        data = {
-            "suites": [{"env_id": "test/LineWalk-v0", "presets": ["long"], "seeds": "0-23"}],
-            "agents": [_llm(server)],
-            "plugins": ["_toy"],
-            "concurrency": 8,
-            "executor": "ray",
-        }
-        reference = run_experiment(
-            spec_from_dict({**data, "executor": "local"}), str(tmp_path / "local")
-        )
+        data, reference = _long_walks(server, 8, tmp_path / "local")
         outcome: dict[str, Any] = {}
         runner = Runner(spec_from_dict(data), str(tmp_path / "ray"))
         runner.prepare()
@@ -289,16 +293,7 @@ def test_a_killed_driver_resumes_and_pays_only_for_calls_never_made(
     from exploreval.models import ResponseCache
 
     with StubServer(delay_s=0.25, reply="<a>+</a>") as server:
-        data = {
-            "suites": [{"env_id": "test/LineWalk-v0", "presets": ["long"], "seeds": "0-23"}],
-            "agents": [_llm(server)],
-            "plugins": ["_toy"],
-            "concurrency": 6,
-            "executor": "ray",
-        }
-        reference = run_experiment(
-            spec_from_dict({**data, "executor": "local"}), str(tmp_path / "local")
-        )
+        data, reference = _long_walks(server, 6, tmp_path / "local")
         steps = {e: r.n_steps for e, r in RunDir(tmp_path / "local").latest_records().items()}
         assert reference.completed == 24
         out = tmp_path / "ray"
@@ -378,22 +373,7 @@ def test_every_suite_plays_on_the_cluster_with_its_artifacts(
 
 
 def test_the_embedded_model_runs_one_server_per_node(tmp_path: Path, cluster: LocalCluster) -> None:
-    data = {
-        "suites": [{"env_id": "test/LineWalk-v0", "presets": ["short"], "seeds": "0-3"}],
-        "agents": [
-            {
-                "kind": "llm",
-                "model": "local:smollm2",
-                "history": "window:1",
-                "sampling": {"temperature": 0.0, "max_tokens": 12},
-                "max_concurrency": 2,
-            }
-        ],
-        "plugins": ["_toy"],
-        "max_steps": 3,
-        "concurrency": 2,
-        "executor": "ray",
-    }
+    data = embedded_line_walk("0-3", executor="ray")
     summary, runner = _run(data, tmp_path / "run")
     assert summary.status == "finished" and summary.completed == 4
     # two connections allowed: two workers, on two nodes, each with its node's own server

@@ -59,14 +59,18 @@ def _archive(member: tarfile.TarInfo, payload: bytes = b"x") -> bytes:
     return buffer.getvalue()
 
 
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname = kind, link
+    return member
+
+
 @pytest.mark.parametrize(
     "member",
     [
-        tarfile.TarInfo("../escaped.txt"),
-        (lambda t: (setattr(t, "type", tarfile.SYMTYPE), setattr(t, "linkname", "/etc"), t)[-1])(
-            tarfile.TarInfo("etc")
-        ),
-        (lambda t: (setattr(t, "type", tarfile.CHRTYPE), t)[-1])(tarfile.TarInfo("device")),
+        _member("../escaped.txt"),
+        _member("etc", tarfile.SYMTYPE, "/etc"),
+        _member("device", tarfile.CHRTYPE),
     ],
     ids=["parent", "link-out", "device"],
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from _toy import embedded_line_walk
 from exploreval.models.testing import StubServer
 from exploreval.runner import RunFailedError, SpecError, run_experiment, spec_from_dict
 from exploreval.store import RunDir
@@ -330,22 +331,7 @@ def test_workers_of_a_parent_killed_outright_stop(tmp_path: Path) -> None:
 
 
 def _embedded(seeds: str) -> dict[str, Any]:
-    return {
-        "suites": [{"env_id": "test/LineWalk-v0", "presets": ["short"], "seeds": seeds}],
-        "agents": [
-            {
-                "kind": "llm",
-                "model": "local:smollm2",
-                "history": "window:1",
-                "sampling": {"temperature": 0.0, "max_tokens": 12},
-                "max_concurrency": 2,
-            }
-        ],
-        "plugins": ["_toy"],
-        "max_steps": 3,
-        "concurrency": 2,
-        "workers": 2,
-    }
+    return embedded_line_walk(seeds, workers=2)
 
 
 def test_the_embedded_model_is_started_once_and_both_workers_play_it(tmp_path: Path) -> None:

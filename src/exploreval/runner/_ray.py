@@ -156,6 +156,7 @@ class _Landing:
                 unpack_dir(result["artifacts"], self.run.path / "artifacts" / episode_id)
 
 
+# -> Any: the ray module, imported only when the Ray executor runs (an optional extra)
 def _connect() -> Any:
     try:
         import ray
@@ -170,6 +171,7 @@ def _connect() -> Any:
     return ray
 
 
+# -> Any: a Ray scheduling strategy (ray's own type, imported lazily)
 def _on_node(node_id: str) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -234,6 +236,7 @@ def _start_workers(ray: Any, runner: Runner) -> tuple[list[_Worker], dict[str, A
     return workers, hosts
 
 
+# -> Any: whatever the actor method returns (each caller knows its own)
 async def _await(ref: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
@@ -258,7 +261,9 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
         workers, hosts = _start_workers(ray, runner)
         starts = [_await(w.actor.start.remote(hosts.get(w.slot.node_id))) for w in workers]
         try:
-            infos = await asyncio.wait_for(asyncio.gather(*starts), WORKER_START_TIMEOUT_S)
+            infos = await asyncio.wait_for(
+                asyncio.gather(*starts, return_exceptions=True), WORKER_START_TIMEOUT_S
+            )
         except TimeoutError:
             raise RunFailedError(
                 f"the {len(workers)} Ray workers did not start within "
@@ -266,6 +271,11 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
             ) from None
         refused: dict[str, list[str]] = {}
         for worker, info in zip(workers, infos, strict=True):
+            if isinstance(info, lost):  # its node died after it was placed: the others play
+                _retire(ray, worker)
+                continue
+            if isinstance(info, BaseException):
+                raise info
             worker.node = f"{info['node']} (node {info['node_id'][:12]})"
             runner.placement.append(
                 {
@@ -278,6 +288,11 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
             )
             if info["problems"]:
                 refused.setdefault(worker.node, info["problems"])
+        if not any(w.alive for w in workers):
+            raise RunFailedError(
+                f"none of the {len(workers)} Ray workers could start: their nodes died "
+                f"({type(infos[0]).__name__}); check the cluster (ray status) and re-run"
+            )
         if refused:
             raise SpecError(
                 "this run cannot start on the Ray cluster; missing:\n"

@@ -35,6 +35,7 @@ class LocalCluster:
         variables = {"TMPDIR": str(root / "tmp"), "XDG_CACHE_HOME": str(root / "cache")}
         return {**variables, "PYTHONPATH": self.python_path} if self.python_path else variables
 
+    # -> Any: Ray's node handle (ray._private.node.Node, not a public type)
     def add_node(self, cpus: int = 1, env: dict[str, str] | None = None) -> Any:
         root = Path(
             tempfile.mkdtemp(prefix=f"node{len(self.nodes)}-", dir=self.node_dirs[0].parent)
@@ -48,10 +49,21 @@ class LocalCluster:
         self.nodes.append(node)
         return node
 
-    def kill_node(self, node: Any) -> None:
-        """The node's raylet and every process on it end at once (a machine that goes away)."""
+    def kill_node(self, node: Any, *, wait_s: float = 60.0) -> None:
+        """The node's raylet and every process on it end at once (a machine that goes away);
+        returns once the cluster lists the node as dead (so later runs do not place on it)."""
+        import time
+
+        import ray
+
         self.cluster.remove_node(node, allow_graceful=False)
         self.nodes.remove(node)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            nodes = ray.nodes()  # type: ignore[no-untyped-call]
+            if not any(n["NodeID"] == node.node_id and n["Alive"] for n in nodes):
+                return
+            time.sleep(0.2)
 
 
 @contextlib.contextmanager
