@@ -241,6 +241,8 @@ def score_run(
 
 def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) -> ScoreResult:
     if not run.episodes_path.exists():
+        if not run.manifest_path.exists():  # worded as every other command words it
+            raise StoreError(f"{run.path} is not a run directory (no manifest.json)")
         raise StoreError(f"{run.path} has no {run.episodes_path.name}; nothing to score")
     run_id = run.read_manifest().run_id if run.manifest_path.exists() else ""
     if write and not run.writable():

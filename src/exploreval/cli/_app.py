@@ -69,6 +69,11 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 _DEBUG = {"on": False}
 
 
+def count(n: int, noun: str) -> str:
+    """``1 episode``, ``2 episodes``: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _print_version(value: bool) -> None:
     if value:  # eager: runs before typer looks for a command
         out.print(__version__, markup=False, highlight=False)
@@ -248,7 +253,7 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
         if not quiet:
             console.print(
                 f"run [bold]{escape(manifest.run_id)}[/] in {escape(str(out_dir))}: "
-                f"{len(runner.plan)} episodes planned, "
+                f"{count(len(runner.plan), 'episode')} planned, "
                 f"{len(runner.plan) - len(runner.pending)} already done"
             )
         with progress:
@@ -376,7 +381,7 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
         summary.status, "yellow"
     )
     console.print(
-        f"[{colour}]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} "
+        f"[{colour}]{summary.status}[/]: {count(summary.completed, 'episode')} run, {summary.skipped} "
         f"resumed from the log, {summary.errored} errored"
         + (f" ({escape(summary.error)})" if summary.error else ""),
         soft_wrap=True,
@@ -483,7 +488,7 @@ def score_cmd(
     from exploreval.cli._report import print_table
 
     summary = summary_table(result.table)
-    print_table(out, summary, f"{run_dir}: {episodes} episodes", wide=wide)
+    print_table(out, summary, f"{run_dir}: {count(episodes, 'episode')}", wide=wide)
     where = RunDir(run_dir).results_path if result.stored else "not stored (read-only run)"
     out.print(
         f"results: {where}  tables: {', '.join(sorted(result.tables)) or '-'}",
@@ -559,7 +564,7 @@ def demo_cmd(
 
     path = build_report(RunDir(out_dir))
     console.print(
-        f"[green]{summary.status}[/]: {summary.completed} episodes run, {summary.skipped} resumed"
+        f"[green]{summary.status}[/]: {count(summary.completed, 'episode')} run, {summary.skipped} resumed"
     )
     for line in demo_contrast(out_dir):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -625,6 +630,25 @@ def _tidy_help() -> None:
 _tidy_help()
 
 
+def _usage_names_as_every_cli_writes_them() -> None:
+    """typer 0.29 writes a required argument as ``{run_dirs}`` in the usage line; write it as
+    click and man pages do: ``RUN_DIRS...`` when required, ``[RUN_DIRS]...`` when not."""
+    from typer.core import TyperArgument
+
+    if not hasattr(TyperArgument, "_usage_display_name"):
+        return  # another typer: its own usage line stands
+
+    def usage_name(self: TyperArgument) -> str:
+        name = self.metavar or (self.name or "").upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+
+
+_usage_names_as_every_cli_writes_them()
+
+
 def _show_notes() -> None:
     """Warnings meant for the user (``store.RunNote``: tables rebuilt from the log, a results
     file left out) as one ``note:`` line on stderr, never on stdout, which may be a CSV; any
@@ -662,6 +686,20 @@ def main() -> None:
         if _DEBUG["on"]:
             console.print_exception()
         console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        if not _DEBUG["on"]:
+        if not _DEBUG["on"] and not _raised_by_exploreval(exc):
             console.print("[dim](run with `exploreval --debug ...` for the traceback)[/]")
         sys.exit(2)
+
+
+def _raised_by_exploreval(exc: BaseException) -> bool:
+    """Whether exploreval's own code raised ``exc`` (a refusal it words for the user, whose
+    traceback tells nothing more), rather than a library it called (then the traceback may
+    help, and the ``--debug`` hint is shown)."""
+    package = Path(__file__).resolve().parents[1]
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    if last is None:
+        return False
+    return Path(last.tb_frame.f_code.co_filename).resolve().is_relative_to(package)

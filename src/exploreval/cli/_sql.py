@@ -17,7 +17,10 @@ def register(app: typer.Typer) -> None:
     @app.command("sql")
     def sql_cmd(
         args: Annotated[
-            list[str], typer.Argument(help="One or more run directories, then the query")
+            list[str],
+            typer.Argument(
+                help="One or more run directories, then the query", metavar="RUN_DIR... QUERY"
+            ),
         ],
         fmt: Annotated[
             str, typer.Option("--format", help="table (on screen), csv, json or parquet")
@@ -44,13 +47,20 @@ def register(app: typer.Typer) -> None:
             raise ValueError(f"the query failed: {exc}") from None
         if relation is None:
             return
-        if fmt == "parquet":
-            if out_file is None:
-                raise ValueError("--format parquet needs --out FILE")
-            relation.write_parquet(str(out_file))
-            out.print(f"wrote {out_file}", markup=False)
-            return
-        frame = relation.df()
+        # the query runs here (DuckDB is lazy): a cast or a division that fails is the query's
+        # failure too, said the same way as a parse error
+        try:
+            if fmt == "parquet":
+                if out_file is None:
+                    raise ValueError("--format parquet needs --out FILE")
+                relation.write_parquet(str(out_file))
+                out.print(f"wrote {out_file}", markup=False)
+                return
+            frame = relation.df()
+        except ValueError:
+            raise
+        except Exception as exc:  # duckdb.Error and its kin (ConversionException...)
+            raise ValueError(f"the query failed: {exc}") from None
         if fmt == "csv":
             text = frame.to_csv(index=False)
         elif fmt == "json":

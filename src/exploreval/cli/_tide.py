@@ -119,7 +119,7 @@ def register(app: typer.Typer) -> None:
                 soft_wrap=True,
             )
         out.print(
-            f"imported {summary.episodes} episodes ({summary.steps} steps, format {summary.format}) "
+            f"imported {summary.episodes} episode{'' if summary.episodes == 1 else 's'} ({summary.steps} steps, format {summary.format}) "
             f"into {summary.run_dir}",
             markup=False,
             soft_wrap=True,

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
             ) from exc
         total = sum(len(ix) for ix in server.runs.indexes)
         out.print(
-            f"viewer: {server.url}  ({total} episodes; Ctrl-C to stop)",
+            f"viewer: {server.url}  ({total} episode{'' if total == 1 else 's'}; Ctrl-C to stop)",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -38,6 +38,8 @@ def read_json(path: Path) -> Any:
         raise import_error(path, "", f"cannot read: {exc.strerror}") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise import_error(path, "", "not valid JSON (nested too deeply to read)") from None
     except json.JSONDecodeError as exc:
         raise import_error(
             path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})"

@@ -20,6 +20,7 @@ last step's ``progress``.
 from __future__ import annotations
 
 import json
+import posixpath
 import struct
 import zipfile
 import zlib
@@ -157,25 +158,41 @@ ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
 
 
+#: Largest member (uncompressed) read from an archive: a sample far past any real log's is a
+#: decompression bomb, refused before it is inflated.
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+
+
 def _zstd_decompress(data: bytes, size: int) -> bytes:
-    """zstd frames, with the standard library's codec where it has one (3.14+), else the
-    ``zstandard`` package (a dependency of exploreval)."""
+    """zstd frames, inflated to at most ``size + 1`` bytes whatever the frame itself declares,
+    with the standard library's codec where it has one (3.14+), else the ``zstandard`` package
+    (a dependency of exploreval). One byte past ``size`` is how a lying member is caught."""
     try:
         from compression import zstd  # type: ignore[import-not-found,unused-ignore]
 
-        return bytes(zstd.decompress(data))
+        return bytes(zstd.ZstdDecompressor().decompress(data, max_length=size + 1))
     except ImportError:
+        import io
+
         import zstandard
 
-        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=max(size, 1)))
+        decompressor = zstandard.ZstdDecompressor()
+        with decompressor.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+            return bytes(reader.read(size + 1))
 
 
 def _read_member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
-    """A member's bytes; zstd members (inspect_ai >= 0.3.206) are read from the archive's local
-    header and checked against the CRC the zip records, like any other member."""
+    """A member's bytes, never more than the size the zip records for it (and never a member
+    of more than :data:`MAX_MEMBER_BYTES`); zstd members (inspect_ai >= 0.3.206) are read from
+    the archive's local header and checked against the CRC the zip records, like any other."""
     info = archive.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise zipfile.BadZipFile(
+            f"{name} would inflate to {info.file_size:,} bytes, past the "
+            f"{MAX_MEMBER_BYTES:,}-byte limit for one member (a decompression bomb?)"
+        )
     if info.compress_type != ZIP_ZSTANDARD:
-        return archive.read(name)
+        return archive.read(name)  # zipfile stops at the recorded size and checks the CRC
     with open(path, "rb") as fh:
         fh.seek(info.header_offset)
         header = fh.read(_LOCAL_HEADER.size)
@@ -192,6 +209,10 @@ def _read_member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
         raise
     except Exception as exc:  # zstandard.ZstdError, compression.zstd.ZstdError
         raise zipfile.BadZipFile(f"{name}: zstd data damaged ({exc})") from None
+    if len(data) > info.file_size:
+        raise zipfile.BadZipFile(
+            f"{name} inflates past the {info.file_size:,} bytes the zip records for it"
+        )
     if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
         raise zipfile.BadZipFile(f"{name} does not match its recorded CRC and size")
     return data
@@ -215,6 +236,8 @@ def _member_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
         raise import_error(path, name, f"damaged archive member ({exc})") from None
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise import_error(path, name, "not valid JSON (nested too deeply to read)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         detail = (
             f"{exc.msg} at line {exc.lineno}"
@@ -222,6 +245,23 @@ def _member_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
             else "not UTF-8"
         )
         raise import_error(path, name, f"not valid JSON ({detail})") from None
+
+
+def _check_member_names(names: list[str], path: Path) -> None:
+    """A sample is one plain member: a name with ``..``, ``.`` or an empty part could name
+    another sample again (``samples/../samples/x.json``), and a name listed twice is two
+    members for one sample; either would import one sample twice."""
+    seen: set[str] = set()
+    for name in names:
+        if not name.startswith("samples/"):
+            continue
+        if posixpath.normpath(name) != name or "\\" in name:
+            raise import_error(
+                path, name, "member name is not a plain path inside samples/ ('..', '.', '//')"
+            )
+        if name in seen:
+            raise import_error(path, name, "the archive holds two members of this name")
+        seen.add(name)
 
 
 def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
@@ -238,6 +278,7 @@ def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str
                 spec = _eval_spec(data) if isinstance(data, dict) else {}
                 break
         samples: list[tuple[str, dict[str, Any]]] = []
+        _check_member_names(names, path)
         for name in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
             data = _member_json(archive, name, path)
             if not isinstance(data, dict):

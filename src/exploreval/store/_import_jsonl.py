@@ -168,6 +168,10 @@ def read_jsonl(
                 continue
             try:
                 obj = json.loads(line)
+            except RecursionError:
+                raise import_error(
+                    path, f"line {line_number}", "not valid JSON (nested too deeply to read)"
+                ) from None
             except json.JSONDecodeError as exc:
                 raise import_error(
                     path, f"line {line_number}", f"not valid JSON ({exc.msg} at column {exc.colno})"

@@ -111,6 +111,10 @@ def parse_log_line(raw: bytes, number: int, issues: list[LogIssue] | None) -> di
         # the standard library's message names the column
         try:
             data = json.loads(raw.decode("utf-8", errors="replace"))
+        except RecursionError:
+            if issues is not None:
+                issues.append(LogIssue(number, "not valid JSON (nested too deeply to read)"))
+            return None
         except json.JSONDecodeError as exc:
             if issues is not None:
                 issues.append(LogIssue(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
@@ -393,7 +397,7 @@ class RunDir:
                 try:
                     data = json.loads(line)
                     eid, state = data["episode_id"], data.get("status", "ok")
-                except (json.JSONDecodeError, KeyError, TypeError):
+                except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
                     continue  # unreadable lines are reported by iter_records
                 if not isinstance(eid, str):
                     continue

@@ -415,7 +415,7 @@ def _scan(index: EpisodeIndex, start: int, suites: dict[str, str]) -> None:
                 eid = data["episode_id"]
                 if not isinstance(eid, str):
                     raise TypeError("episode_id is not text")
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 index.issues.append(f"{path} at byte {here}: unreadable line ({exc})")
                 continue
             row = index.row_of(eid)
