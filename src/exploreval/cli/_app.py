@@ -386,6 +386,15 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
         + (f" ({escape(summary.error)})" if summary.error else ""),
         soft_wrap=True,
     )
+    for agent, (bad, steps) in summary.mostly_invalid().items():
+        console.print(
+            f"[yellow]warning[/]: {escape(agent)}: {bad} of {count(steps, 'action')} were "
+            f"invalid ({100 * bad / steps:.0f}%): its replies did not parse as actions, so the "
+            "run measured nothing of how it explores. Fix: --constrain auto (the harness's "
+            "grammar goes with each request; the default for local:* models) or a stronger "
+            f"model; `exploreval view {escape(str(out_dir))}` shows the replies",
+            soft_wrap=True,
+        )
     if judge is not None:
         from exploreval.store import RunDir
 

@@ -126,7 +126,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     _o("constrain", "setting", "agents[llm].constrain", str,
        "Constrained decoding: off | auto | grammar | json_schema. The harness's grammar or JSON "
        "schema of a valid reply goes with each request (auto: a GBNF grammar to the embedded "
-       "model, a JSON schema elsewhere). Default off: an invalid action is itself a diagnostic.",
+       "model, a JSON schema elsewhere). Default: auto for the embedded local:* models (a small "
+       "model's free replies rarely parse), off for the others (an invalid action is itself a "
+       "diagnostic).",
        default="off"),
     _o("request_timeout", "setting", "agents[llm].timeout_s", float,
        "Per-request timeout, seconds", default=120.0),

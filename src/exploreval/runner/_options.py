@@ -216,7 +216,11 @@ def experiment_from_options(
         applied = [
             o
             for o in EXPERIMENT_OPTIONS
-            if o.role != "shape" and values.get(o.name) is not None and values.get(o.name) != []
+            if o.role != "shape"
+            and values.get(o.name) is not None
+            and values.get(o.name) != []
+            # its default depends on the model (auto for local:*): the spec decides unless given
+            and (o.name != "constrain" or o.name in given)
         ]
         if not any(a.get("kind") == "llm" for a in data["agents"]):
             refused = [o for o in EXPERIMENT_OPTIONS if o.llm_only and o.name in given]

@@ -65,6 +65,8 @@ class Totals:
     errors: int = 0
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    #: Per agent (display name): [invalid actions, steps] over the stored episodes.
+    actions: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, record: EpisodeRecord) -> None:
         self.episodes += 1
@@ -72,6 +74,9 @@ class Totals:
         self.usage = self.usage + record.usage
         if record.status != "ok":
             self.errors += 1
+        counts = self.actions.setdefault(record.agent.name, [0, 0])
+        counts[0] += sum(not step.valid for step in record.steps)
+        counts[1] += len(record.steps)
 
 
 @dataclass
@@ -84,6 +89,18 @@ class RunSummary:
     status: str
     stopped_by_budget: bool = False
     error: str | None = None
+    #: Per agent: (invalid actions, steps) over the run's stored episodes (this invocation
+    #: and those it resumed).
+    actions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def mostly_invalid(self, share: float = 0.9, at_least: int = 5) -> dict[str, tuple[int, int]]:
+        """Agents whose actions were (nearly) all invalid: their run measured nothing of how
+        they explore, whatever its status says."""
+        return {
+            agent: (bad, steps)
+            for agent, (bad, steps) in self.actions.items()
+            if steps >= at_least and bad >= share * steps
+        }
 
 
 ProgressCallback = Callable[[Totals, int], None]
@@ -456,6 +473,7 @@ class Runner:
             status=status,
             stopped_by_budget=budget_note is not None,
             error=note,
+            actions={agent: (c[0], c[1]) for agent, c in self.totals.actions.items()},
         )
 
     async def _store(self, record: EpisodeRecord) -> None:

@@ -187,6 +187,11 @@ class AgentSpec(BaseModel):
             from exploreval.agents import HistoryPolicy
 
             HistoryPolicy.parse(self.history)
+            if "constrain" not in self.model_fields_set and str(self.model).startswith("local:"):
+                # an embedded model plays by default: a 135M model's free replies almost never
+                # parse (README's bandit line: 10 of 10 prose), so the harness's grammar is on
+                # unless the user says constrain: off; recorded in the run's config as given
+                self.constrain = "auto"
         return self
 
     @property
