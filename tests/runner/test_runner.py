@@ -138,7 +138,7 @@ def test_unknown_env_and_preset_suggest_close_names(tmp_path: Path) -> None:
 def test_invalid_config_field_is_named() -> None:
     with pytest.raises(SpecError, match=r"field repeats: Input should be a valid integer"):
         spec_from_dict(toy_spec(repeats="many"), "exp.yaml")
-    with pytest.raises(SpecError, match=r"exp.yaml.*\n.*field agents.0.speed: Extra inputs"):
+    with pytest.raises(SpecError, match=r"exp.yaml.*\n.*unknown key 'speed' in agents.0 \(keys"):
         spec_from_dict(
             toy_spec(agents=[{"kind": "scripted", "agent": "forward", "speed": 3}]), "exp.yaml"
         )

@@ -128,6 +128,32 @@ def _budget_exhausted(spec: ExperimentSpec, totals: Totals) -> str | None:
     return None
 
 
+def config_changes(old: Any, new: Any, *, limit: int = 12) -> list[str]:
+    """Each field that differs between two stored configs, ``path: old -> new`` (at most
+    ``limit`` lines, then how many more)."""
+    changes: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for index, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{path}.{index}")
+        elif a != b:
+            changes.append(f"{path or '(top level)'}: {_short(a)} -> {_short(b)}")
+
+    walk(old, new, "")
+    if len(changes) > limit:
+        changes = [*changes[:limit], f"... and {len(changes) - limit} more"]
+    return changes or ["(only the config hash: a field's serialised form changed)"]
+
+
+def _short(value: Any) -> str:
+    text = "(absent)" if value is None else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def error_record(
     episode: EpisodeSpec, agent: AgentSpec, family: str, message: str, run_id: str
 ) -> EpisodeRecord:
@@ -316,10 +342,13 @@ class Runner:
         if existing:
             manifest = self.run.read_manifest()
             if manifest.config_hash != config_hash and not self.force:
+                changes = config_changes(manifest.config, self.spec.model_dump(mode="json"))
                 raise ConfigMismatchError(
                     f"{self.run.path} holds a different experiment (config hash {manifest.config_hash}, "
-                    f"this command {config_hash}). Use another --out, or --force to continue anyway "
-                    "(episodes of the old config stay in the log)."
+                    f"this command {config_hash}); what differs, stored -> this command:\n"
+                    + "\n".join(f"  - {change}" for change in changes)
+                    + "\nUse another --out, or --force to continue anyway (episodes of the old "
+                    "config stay in the log)."
                 )
             manifest = manifest.model_copy(
                 update={

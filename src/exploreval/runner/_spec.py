@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -358,15 +361,91 @@ class ExperimentSpec(BaseModel):
         return stable_hash(self.identity())
 
 
-def _format_validation_error(exc: ValidationError, source: str) -> str:
+def _format_validation_error(
+    exc: ValidationError,
+    source: str,
+    locate: Callable[[tuple[int | str, ...]], int | None] | None = None,
+) -> str:
+    """The spec's errors in the CLI's own words: an unknown key says which keys that place
+    takes (with a did-you-mean), a missing one says it is required; each names the file's line
+    where ``locate`` can find it."""
     lines = [f"invalid experiment spec in {source}:"]
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        expected = err["msg"]
+        loc = tuple(err["loc"])
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        line = locate(loc) if locate is not None else None
+        at = f" (line {line})" if line is not None else ""
+        if err["type"] == "extra_forbidden":
+            known = _keys_at(loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            place = "in " + ".".join(str(p) for p in loc[:-1]) if loc[:-1] else "at the top level"
+            lines.append(
+                f"  - unknown key {str(loc[-1])!r} {place}{at}{hint} (keys there: "
+                f"{', '.join(known)})"
+            )
+            continue
+        if err["type"] == "missing":
+            lines.append(f"  - field {where}: required, and not given{at}")
+            continue
         got = err.get("input")
         got_text = f" (got {got!r})" if got is not None and not isinstance(got, dict | list) else ""
-        lines.append(f"  - field {where}: {expected}{got_text}")
+        lines.append(f"  - field {where}{at}: {err['msg']}{got_text}")
     return "\n".join(lines)
+
+
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the spec takes at ``loc`` (``("suites", 0)`` -> a suite entry's keys)."""
+    model: type[BaseModel] = ExperimentSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        inner = _model_in(field.annotation) if field is not None else None
+        if inner is None:
+            return []
+        model = inner
+    return sorted(model.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation (``list[SuiteSpec]`` -> ``SuiteSpec``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _yaml_locator(text: str) -> Callable[[tuple[int | str, ...]], int | None]:
+    """Finds the line of a key path in a YAML document (the key's own line; for a missing
+    key, the line of the mapping that lacks it)."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return lambda loc: None
+
+    def locate(loc: tuple[int | str, ...]) -> int | None:
+        node: Any = root
+        line = node.start_mark.line + 1 if node is not None else None
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                pairs = [(k, v) for k, v in node.value if k.value == str(part)]
+                if not pairs:
+                    return line
+                line, node = pairs[0][0].start_mark.line + 1, pairs[0][1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if part >= len(node.value):
+                    return line
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                return line
+        return line
+
+    return locate
 
 
 # -> Any: raw config data (YAML/TOML) in and out, validated by the spec after
@@ -405,7 +484,11 @@ def expand_named_suites(suites: Any, source: str) -> Any:
     return out
 
 
-def spec_from_dict(data: Any, source: str = "<dict>") -> ExperimentSpec:
+def spec_from_dict(
+    data: Any,
+    source: str = "<dict>",
+    locate: Callable[[tuple[int | str, ...]], int | None] | None = None,
+) -> ExperimentSpec:
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
     if "suites" in data:
@@ -413,7 +496,7 @@ def spec_from_dict(data: Any, source: str = "<dict>") -> ExperimentSpec:
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(_format_validation_error(exc, source)) from None
+        raise SpecError(_format_validation_error(exc, source, locate)) from None
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:
@@ -432,4 +515,5 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         raise SpecError(
             f"{path} is not valid {path.suffix.lstrip('.').upper() or 'YAML'}: {exc}"
         ) from None
-    return spec_from_dict(data, str(path))
+    locate = _yaml_locator(text) if path.suffix.lower() != ".toml" else None
+    return spec_from_dict(data, str(path), locate)
