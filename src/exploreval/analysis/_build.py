@@ -247,16 +247,18 @@ def compact_summary(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def budget_notes(table: pd.DataFrame) -> list[str]:
-    """One line per env × preset where agents played the same task (seed) with different step
-    budgets (e.g. the demo's LLM, capped to keep the demo short)."""
+    """One line per env × preset × condition where agents the table puts side by side played
+    the same task (seed) with different step budgets (a ``max_steps`` that differs per agent).
+    A budget set as an env option (the demo's LLM, capped to keep the demo short) is its own
+    condition, which the table already shows as separate rows: no note for it."""
     if table.empty:
         return []
-    # env × preset only (not condition): the note is about agents that played the same seeds
-    # with different budgets, which is what an env option such as the demo's budget does
     frame = _with_keys(table)
     frame["_budget"] = episode_budget(frame)
     notes = []
-    for (env_id, preset), group in frame.groupby(["env_id", "preset"], sort=True):
+    for (env_id, preset, _), group in frame.groupby(
+        ["env_id", "preset", "condition"], sort=True
+    ):
         per_seed = group.dropna(subset=["_budget"]).groupby("seed")["_budget"].nunique()
         if not (per_seed > 1).any():
             continue
