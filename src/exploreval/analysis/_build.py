@@ -256,9 +256,7 @@ def budget_notes(table: pd.DataFrame) -> list[str]:
     frame = _with_keys(table)
     frame["_budget"] = episode_budget(frame)
     notes = []
-    for (env_id, preset, _), group in frame.groupby(
-        ["env_id", "preset", "condition"], sort=True
-    ):
+    for (env_id, preset, _), group in frame.groupby(["env_id", "preset", "condition"], sort=True):
         per_seed = group.dropna(subset=["_budget"]).groupby("seed")["_budget"].nunique()
         if not (per_seed > 1).any():
             continue

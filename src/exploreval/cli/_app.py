@@ -209,6 +209,22 @@ def explicit_flags(ctx: Any) -> set[str]:
     return given
 
 
+# -> Any: a rich progress column (rich is imported only when a run shows progress)
+def _eta_column() -> Any:
+    from rich.progress import TimeRemainingColumn
+    from rich.text import Text
+
+    class EtaColumn(TimeRemainingColumn):
+        """Rich's time remaining, once the task says its rate means something (``eta_ready``)."""
+
+        def render(self, task: Any) -> Text:
+            if not task.fields.get("eta_ready", True):
+                return Text("-:--:--", style="progress.remaining")
+            return super().render(task)
+
+    return EtaColumn()
+
+
 def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bool) -> RunSummary:
     from rich.progress import (
         BarColumn,
@@ -216,7 +232,6 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
         Progress,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
 
     from exploreval.runner import Runner, Totals
@@ -230,20 +245,26 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
         ),
         TimeElapsedColumn(),
         TextColumn("ETA"),
-        TimeRemainingColumn(),
+        _eta_column(),
         console=console,
         disable=quiet,
     )
-    task_id = progress.add_task("episodes", total=None, steps=0, tokens=0, errors=0)
+    task_id = progress.add_task(
+        "episodes", total=None, steps=0, tokens=0, errors=0, eta_ready=False
+    )
+    agents = {a.display_name for a in spec.agents}
 
     def update(totals: Totals, planned: int) -> None:
         progress.update(
             task_id,
             completed=totals.episodes,
             total=planned,
-            steps=totals.steps,
-            tokens=totals.usage.total_tokens,
+            steps=totals.steps + totals.live_steps,
+            tokens=totals.usage.total_tokens + totals.live_tokens,
             errors=totals.errors,
+            # an ETA extrapolated from instant scripted episodes says nothing of model ones:
+            # none until an episode of every agent has finished in this invocation
+            eta_ready=agents <= totals.finished_agents,
         )
 
     runner = Runner(spec, str(out_dir), force=force, on_progress=update)

@@ -230,8 +230,10 @@ async def run_episode(
     prompt_sink: PromptSink | None = None,
     run_id: str = "",
     episode_id_override: str | None = None,
+    on_step: Callable[[Usage | None], None] | None = None,
 ) -> EpisodeRecord:
-    """Play one episode to the end and return its record.
+    """Play one episode to the end and return its record. ``on_step`` hears of each step as it
+    is taken (with its model usage), for live progress.
 
     Env calls go through the env's async API (``areset``/``astep``), so blocking envs run off the
     event loop. Agent errors (e.g. the model endpoint failing for good) propagate to the caller,
@@ -294,6 +296,8 @@ async def run_episode(
                     prompt_sink=prompt_sink,
                 )  # fmt: skip
             )
+            if on_step is not None:
+                on_step(decision.usage)
             play.total_reward += reward
             play.observation = next_obs
             play.info = {**step_info, "last_reward": reward}

@@ -67,6 +67,12 @@ class Totals:
     usage: Usage = field(default_factory=Usage)
     #: Per agent (display name): [invalid actions, steps] over the stored episodes.
     actions: dict[str, list[int]] = field(default_factory=dict)
+    #: Steps and tokens of the episodes still playing (live progress; budgets count only
+    #: stored episodes). Moved into ``steps``/``usage`` when an episode is stored.
+    live_steps: int = 0
+    live_tokens: int = 0
+    #: Agents with an episode finished in this invocation (the CLI's ETA waits for each).
+    finished_agents: set[str] = field(default_factory=set)
 
     def add(self, record: EpisodeRecord) -> None:
         self.episodes += 1
@@ -195,6 +201,7 @@ async def play(
     run: RunDir | ScratchOutput | None,
     run_id: str,
     shared: SharedResources | None = None,
+    on_step: Callable[[Usage | None], None] | None = None,
 ) -> EpisodeRecord:
     """Play one planned episode; every failure becomes an error record (ModelError re-raised).
 
@@ -229,6 +236,7 @@ async def play(
             prompt_sink=prompts.ref if prompts is not None else None,
             run_id=run_id,
             episode_id_override=episode.episode_id,
+            on_step=on_step,
         )
         record = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
         record.agent.config = {**record.agent.config, "identity": episode.agent_identity}
@@ -299,6 +307,8 @@ class Runner:
         #: Where the Ray executor placed its workers: one dict per worker (node, node id, pid,
         #: episodes in flight, connections per agent); empty for the local executor.
         self.placement: list[dict[str, Any]] = []
+        #: Steps and tokens of each episode still playing: (steps, tokens).
+        self._live: dict[str, tuple[int, int]] = {}
 
     # -- preparation ------------------------------------------------------------------
     def prepare(self) -> RunManifest:
@@ -517,6 +527,10 @@ class Runner:
         append.add_done_callback(self._appends.discard)
         await asyncio.shield(append)
         for record in records:
+            steps, tokens = self._live.pop(record.episode_id, (0, 0))
+            self.totals.live_steps -= steps
+            self.totals.live_tokens -= tokens
+            self.totals.finished_agents.add(record.agent.name)
             self.totals.add(record)
             if record.status != "ok" and self._first_error is None:
                 self._first_error = (record.episode_id, record.error or record.status)
@@ -526,6 +540,21 @@ class Runner:
             await asyncio.to_thread(self._write_progress)
         if self.on_progress is not None:
             self.on_progress(self.totals, len(self.plan))
+
+    def _live_step(self, episode_id: str) -> Callable[[Usage | None], None]:
+        """Counts an episode's steps and tokens as they happen (the progress bar moves with
+        every step, not only when an episode ends)."""
+
+        def step(usage: Usage | None) -> None:
+            steps, tokens = self._live.get(episode_id, (0, 0))
+            added = usage.total_tokens if usage is not None else 0
+            self._live[episode_id] = (steps + 1, tokens + added)
+            self.totals.live_steps += 1
+            self.totals.live_tokens += added
+            if self.on_progress is not None:
+                self.on_progress(self.totals, len(self.plan))
+
+        return step
 
     async def _drain_appends(self) -> None:
         """Wait (bounded) for appends already handed to a thread, so the final manifest counts
@@ -613,6 +642,7 @@ class Runner:
                             run=self.run,
                             run_id=self.run_id,
                             shared=shared,
+                            on_step=self._live_step(episode.episode_id),
                         )
                     except ModelError as exc:
                         fatal.append(exc)
