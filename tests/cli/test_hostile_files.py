@@ -186,3 +186,15 @@ def test_the_debug_hint_follows_an_error_raised_outside_exploreval() -> None:
         io.StringIO().seek(-1)  # raised inside the standard library
     except ValueError as exc:
         assert not _raised_by_exploreval(exc)
+
+
+def test_a_name_families_describe_differently_gets_a_row_per_meaning(tmp_path: Path) -> None:
+    """``exploreval agents``: ``oracle`` and ``random`` mean different things per family, and
+    each family's row says its own (issue 42 §9: every family showed the bandit's)."""
+    done = cli("agents", cwd=tmp_path)
+    rows = [line.split("\t") for line in done.stdout.splitlines()[1:]]
+    grid_random = [r for r in rows if r[0] == "random" and "grid" in r[1].split(", ")]
+    assert len(grid_random) == 1 and "arm" not in grid_random[0][3]
+    oracle = {r[1]: r[3] for r in rows if r[0] == "oracle"}
+    assert len(set(oracle.values())) == len(oracle) >= 3  # one meaning per row
+    assert "arm" in oracle["bandit"] and "arm" not in oracle["grid"]

@@ -128,20 +128,22 @@ def envs_cmd(
 
 
 def _print_named_entries(kind: str, registry: Any, family: str | None) -> None:
-    """One row per registered name: families, suite, description (names never cut)."""
-    rows: dict[str, tuple[set[str], str, str]] = {}
+    """One row per registered name and what it is: a name several families register with the
+    same description is one row listing them; one they describe differently (``random`` pulls
+    an arm in the bandit, moves on the grid) gets a row per description, each with its own
+    families. Names are never cut."""
+    rows: dict[tuple[str, str, str], set[str]] = {}
     for key, entry in registry.items():
         fam, _, name = key.partition(":")
         if family is not None and fam != family:
             continue
-        families, suite, description = rows.setdefault(
-            name, (set(), entry.suite, entry.description)
-        )
-        families.add(fam)
+        rows.setdefault((name, entry.suite, entry.description), set()).add(fam)
     plural = "harnesses" if kind == "harness" else f"{kind}s"
     listing = [
-        [name, ", ".join(sorted(rows[name][0])), rows[name][1], rows[name][2]]
-        for name in sorted(rows)
+        [name, ", ".join(sorted(families)), suite, description]
+        for (name, suite, description), families in sorted(
+            rows.items(), key=lambda item: (item[0][0], sorted(item[1]))
+        )
     ]
     print_listing(out, plural + (f" for family {family}" if family else ""),
                   (kind, "families", "suite", "description"), listing)  # fmt: skip
