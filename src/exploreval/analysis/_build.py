@@ -305,6 +305,56 @@ def metric_ci_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def headline_table(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per env family, its headline metrics (``exploreval.metrics.headline_metrics``: success,
+    then the family's own, such as EUS/TSR or discovery@k) per env × preset × [condition ×]
+    agent, each as ``mean [95% CI]``: what ``score``, ``run``'s end and the report lead with,
+    from the one registry suites declare them in."""
+    from exploreval.metrics import COMMON_HEADLINE, headline_metrics
+
+    if table.empty or "family" not in table:
+        return {}
+    out: dict[str, pd.DataFrame] = {}
+    for family, part in _with_keys(table).groupby("family", sort=True):
+        # success, then what the family itself declares (the point of the table), then the rest
+        named = headline_metrics(str(family))
+        own = [c for c in named if c not in COMMON_HEADLINE]
+        ordered = ["success", *own, *(c for c in COMMON_HEADLINE if c != "success")]
+        columns = [c for c in ordered if c in part.columns]
+        keys = group_keys(part)
+        rows = []
+        for key, group in part.groupby(keys, sort=True):
+            row: dict[str, Any] = dict(zip(keys, (str(k) for k in key), strict=True))
+            row["n"] = len(group)
+            for metric in columns:
+                values = pd.to_numeric(group[metric], errors="coerce").to_numpy(dtype=float)
+                if not np.isfinite(values).any():
+                    continue
+                row[metric] = _ci_text(*bootstrap_mean_ci(values[np.isfinite(values)]))
+            rows.append(row)
+        frame = pd.DataFrame(rows).rename(columns={"env_id": "env"})
+        out[str(family)] = frame.dropna(axis=1, how="all")
+    return out
+
+
+def headline_lines(table: pd.DataFrame) -> list[str]:
+    """One line per agent (and family it played): success and the family's own headline
+    metrics over all its episodes, each ``mean [95% CI]`` (what ``run`` ends with)."""
+    from exploreval.metrics import COMMON_HEADLINE
+
+    if table.empty or "family" not in table:
+        return []
+    pooled = table.assign(env_id=table["family"], preset="-", condition="-")
+    lines = []
+    for family, frame in headline_table(pooled).items():
+        metrics = [c for c in frame.columns if c == "success" or c not in (
+            *COMMON_HEADLINE, "env", "preset", "agent", "n", "condition")]  # fmt: skip
+        for _, row in frame.iterrows():
+            values = "; ".join(f"{m} {row[m]}" for m in metrics if isinstance(row.get(m), str))
+            lines.append(f"{row['agent']} ({family}, {count_text(row['n'])} episodes): {values}")
+    return lines
+
+
 def run_labels(runs: Sequence[tuple[RunManifest, Path]]) -> list[str]:
     """One distinct, readable label per run: its name (default: the env name), else, when two
     runs share it, the run directory's name, else the run id, else ``label~2``..."""

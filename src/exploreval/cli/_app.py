@@ -397,6 +397,35 @@ def _print_outputs(report_md: Path, out_dir: Path) -> None:
     out.print(f"step through the episodes: exploreval view {out_dir}", markup=False, soft_wrap=True)
 
 
+# -> Any: a pandas DataFrame (pandas is imported only by the commands that print tables)
+def _trailing_fit(frame: Any, width: int) -> tuple[Any, list[str]]:
+    """``frame`` without its last columns until it fits ``width`` (its columns come most
+    telling first: the suite's own headline metrics before the common ones)."""
+    columns = list(frame.columns)
+
+    def needed(names: list[str]) -> int:
+        return sum(max([len(str(n)), *(len(str(v)) for v in frame[n])]) + 3 for n in names) + 1
+
+    left_out: list[str] = []
+    keep = columns.index("success") + 1 if "success" in columns else 1
+    while len(columns) > keep and needed(columns) > width:  # keys, n and success always stay
+        left_out.insert(0, columns.pop())
+    return frame[columns], left_out
+
+
+def _print_headlines(results: Path) -> None:
+    """One line per agent: success and its suite's own headline metrics, with CIs (from the
+    results the report's scoring just wrote)."""
+    if not results.exists():
+        return
+    import pandas as pd
+
+    from exploreval.analysis import headline_lines
+
+    for line in headline_lines(pd.read_parquet(results)):
+        console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
+
+
 def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) -> None:
     """Print the outcome, judge (``--judge-model``), write the report; a run whose every
     episode errored exits 1."""
@@ -430,6 +459,7 @@ def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) ->
 
         with score_progress(console) as progress:
             path = build_report(RunDir(out_dir), progress=progress)
+        _print_headlines(RunDir(out_dir).results_path)
         _print_outputs(path, out_dir)
     else:  # the report's scoring does it otherwise: `exploreval view` opens from the index
         from exploreval.viewer import refresh_index
@@ -521,6 +551,22 @@ def score_cmd(
 
     summary = summary_table(result.table)
     print_table(out, summary, f"{run_dir}: {count(episodes, 'episode')}", wide=wide)
+    from exploreval.analysis import headline_table
+
+    # each suite's own headline metrics (EUS, discovery@k, SuffFail...) first, so a narrow
+    # terminal cuts the common ones (steps, AUV...) before them; --wide shows every one
+    for family, frame in headline_table(result.table).items():
+        title = f"headline metrics: {family} (mean [95% CI])"
+        if frame["env"].nunique() == 1:  # one env: named in the title, its column left out
+            title = f"headline metrics: {frame['env'].iloc[0]} (mean [95% CI])"
+            frame = frame.drop(columns="env")
+        shown, left_out = (frame, []) if wide else _trailing_fit(frame, out.width)
+        print_table(out, shown, title, wide=True)
+        if left_out:
+            out.print(
+                f"left out at {out.width} columns: {', '.join(left_out)} (--wide: all)",
+                markup=False,
+            )
     where = RunDir(run_dir).results_path if result.stored else "not stored (read-only run)"
     out.print(
         f"results: {where}  tables: {', '.join(sorted(result.tables)) or '-'}",
