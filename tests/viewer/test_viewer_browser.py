@@ -449,3 +449,34 @@ def test_has_errors_and_preset_filters_and_an_errored_episode(
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_condition_is_a_column_a_filter_and_in_the_episode_header(
+    browser: Any, runs: dict[str, Path], tmp_path: Path, shot: Any
+) -> None:
+    """Issue 42 §4: two episodes of one env, preset, seed and agent that differ only by their
+    env options (the demo's budget=15) are told apart by a condition column and filter, and
+    the episode page names its condition."""
+    run = tmp_path / "run"
+    shutil.copytree(runs["grid"], run, ignore=shutil.ignore_patterns("viewer_index"))
+    template = records(run)[0]
+    budgeted = template.model_copy(update={"episode_id": "b" * 16, "env_options": {"budget": 15}})
+    RunDir(run).append(budgeted)
+    total = len(records(run))
+    with served_viewer(run) as url:
+        browser.get(url + "#/list")
+        wait(browser, lambda b: count(b) == f"{total} of {total} episodes")
+        header = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#episodes thead th")]
+        assert "condition" in header
+        cells = browser.find_elements(By.CSS_SELECTOR, "#episodes tbody td.condition")
+        assert sorted({c.text for c in cells}) == ["budget=15", "–"]
+        Select(browser.find_element(By.ID, "f-condition")).select_by_visible_text("budget=15")
+        wait(browser, lambda b: count(b) == f"1 of {total} episodes")
+        assert "condition=budget" in browser.current_url
+        (row,) = rows(browser)
+        assert row.get_attribute("data-episode") == budgeted.episode_id
+        shot("condition-filtered")
+        row.click()
+        wait(browser, lambda b: b.find_elements(By.ID, "ep-condition"))
+        assert text_of(browser, "ep-condition") == "condition budget=15"
+        shot("condition-episode")

@@ -13,7 +13,9 @@ from exploreval.core._lazy import lazy_exports
 if TYPE_CHECKING:
     from exploreval.metrics._condition import (
         CONDITION_LABELS,
+        NO_CONDITION,
         condition_label,
+        condition_label_for,
         default_condition_label,
         register_condition_label,
     )
@@ -78,7 +80,9 @@ _EXPORTS: dict[str, str] = {
     "headline_metrics": "._hooks",
     "register_headline_metrics": "._hooks",
     "CONDITION_LABELS": "._condition",
+    "NO_CONDITION": "._condition",
     "condition_label": "._condition",
+    "condition_label_for": "._condition",
     "default_condition_label": "._condition",
     "register_condition_label": "._condition",
     "EpisodeMetricFn": "._registry",
@@ -143,7 +147,9 @@ __all__ = [
     "headline_metrics",
     "register_headline_metrics",
     "CONDITION_LABELS",
+    "NO_CONDITION",
     "condition_label",
+    "condition_label_for",
     "default_condition_label",
     "register_condition_label",
     "EpisodeMetricFn",

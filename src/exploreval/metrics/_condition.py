@@ -64,8 +64,13 @@ def default_condition_label(options: Mapping[str, Any]) -> str:
 
 def condition_label(record: EpisodeRecord) -> str:
     """The condition label of an episode (its family's formatter, else the default)."""
-    options = record.env_options or {}
-    found = CONDITION_LABELS.find(record.family)
+    return condition_label_for(record.family, record.env_options or {})
+
+
+def condition_label_for(family: str, options: dict[str, Any]) -> str:
+    """The condition label of a family's env options (what ``condition_label`` gives a
+    record; the viewer's index, which reads raw log lines, calls it directly)."""
+    found = CONDITION_LABELS.find(family)
     if found is not None and options:
         label = resolve(found)(options)
         if label:

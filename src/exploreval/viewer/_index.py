@@ -35,10 +35,11 @@ _META, _ROWS, _LIST, _OFFSETS = "meta.json", "rows.json", "list.js", "offsets.bi
 #: the page would otherwise parse whole before it can show page one).
 _METRICS_DIR = "metrics"
 #: 2: metric values moved out of ``list.js`` into ``metrics/`` (a version-1 cache is rebuilt).
-INDEX_SCHEMA_VERSION = 2
+#: 3: a ``condition`` column (the env options' label, as the report's tables name it).
+INDEX_SCHEMA_VERSION = 3
 
 #: Text columns, dictionary-encoded (values list + one code per row) to keep the index small.
-TEXT_COLUMNS = ("env", "family", "suite", "preset", "agent", "status")
+TEXT_COLUMNS = ("env", "family", "suite", "preset", "condition", "agent", "status")
 #: Numeric columns of every row.
 NUMBER_COLUMNS = (
     "seed",
@@ -363,6 +364,19 @@ def _empty_columns() -> dict[str, list[Any]]:
     return {name: [] for name in ("id", *TEXT_COLUMNS, *NUMBER_COLUMNS)}
 
 
+def _condition(family: str, options: Any) -> str:
+    """The episode's condition as the report's tables label it (empty: no env options)."""
+    from exploreval.metrics import NO_CONDITION, condition_label_for
+
+    if not isinstance(options, dict) or not options:
+        return ""
+    try:
+        label = condition_label_for(family, options)
+    except Exception:  # a suite's formatter failing on odd options: the list still opens
+        return ""
+    return "" if label == NO_CONDITION else label
+
+
 def _row_values(data: dict[str, Any], suites: dict[str, str]) -> dict[str, Any]:
     steps = data.get("steps") or []
     acting = [s for s in steps if isinstance(s, dict) and s.get("phase", "task") == "task"]
@@ -377,6 +391,7 @@ def _row_values(data: dict[str, Any], suites: dict[str, str]) -> dict[str, Any]:
         "family": family,
         "suite": suites.get(family, family),
         "preset": str(data.get("preset") or ""),
+        "condition": _condition(family, data.get("env_options")),
         "agent": str(agent.get("name", "")) if isinstance(agent, dict) else "",
         "status": status,
         "seed": data.get("seed"),

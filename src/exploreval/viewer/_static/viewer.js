@@ -113,7 +113,7 @@
   }
 
   // -- filters ----------------------------------------------------------------------------------
-  const TEXT_FILTERS = ["suite", "env", "preset", "agent"];
+  const TEXT_FILTERS = ["suite", "env", "preset", "condition", "agent"];
 
   function parseFilters(query) {
     const p = new URLSearchParams(query || "");
@@ -270,7 +270,10 @@
       const next = f.sort === column ? "-" + column : f.sort === "-" + column ? "" : column;
       return el("th", { class: "sortable", "data-sort": column, title: "sort", onclick: () => go({ sort: next }) }, label + mark);
     };
-    const head = el("tr", {}, ...[multi ? "run" : null, "suite", "env", "preset"].filter(Boolean).map((h) => el("th", {}, h)),
+    // the condition (env options, as the report labels it) when any episode has one: rows that
+    // differ only by it would otherwise look like duplicates
+    const conditions = state.indexes.some((ix) => (ix.columns.condition?.values || []).some((v) => v));
+    const head = el("tr", {}, ...[multi ? "run" : null, "suite", "env", "preset", conditions ? "condition" : null].filter(Boolean).map((h) => el("th", {}, h)),
       sortable("seed", "seed"), el("th", {}, "rep"), el("th", {}, "agent"), sortable("success", "success"),
       ...Object.entries(LIST_NUMBERS).map(([column, label]) => sortable(label, column)),
       el("th", {}, "status"), ...extra.map((m) => sortable(m, m)));
@@ -282,7 +285,8 @@
       const tr = el("tr", { "data-href": href, "data-episode": c.id[row], onclick: () => { location.hash = href; } },
         multi ? el("td", { title: ix.run_id }, ix.name || ix.run_id) : null,
         el("td", {}, ix.text("suite", row)), el("td", {}, ix.text("env", row).replace(/^exploreval\//, "")),
-        el("td", {}, ix.text("preset", row)), el("td", { class: "num" }, fmt(c.seed[row])), el("td", { class: "num" }, fmt(c.repeat[row])),
+        el("td", {}, ix.text("preset", row)), conditions ? el("td", { class: "condition" }, ix.text("condition", row) || "–") : null,
+        el("td", { class: "num" }, fmt(c.seed[row])), el("td", { class: "num" }, fmt(c.repeat[row])),
         el("td", {}, ix.text("agent", row)),
         el("td", { class: c.success[row] ? "yes" : "no" }, c.success[row] ? "yes" : "no"),
         ...Object.keys(LIST_NUMBERS).map((column) => el("td", { class: "num" }, fmt(c[column][row]))),
@@ -383,11 +387,18 @@
     return el("div", {}, box, view.caption ? el("div", { class: "muted", id: "view-caption" }, view.caption) : null);
   }
 
+  /** The condition of the episode at (k, row), as the list shows it ("" when none). */
+  function condition(k, row) {
+    const ix = state.indexes[k];
+    return ix && ix.columns.condition ? ix.text("condition", row) : "";
+  }
+
   function drawEpisode() {
     const ep = cur.ep, s = ep.steps[cur.step], n = ep.steps.length;
     const head = el("div", { class: "ep-head" },
       el("a", { href: state.listHash, id: "back" }, "‹ list"),
       el("h2", {}, `${ep.env_id.replace(/^exploreval\//, "")} · ${ep.preset ?? "–"} · seed ${ep.seed} · rep ${ep.repeat}`),
+      condition(cur.k, cur.row) ? el("span", { id: "ep-condition" }, "condition ", el("b", {}, condition(cur.k, cur.row))) : null,
       el("span", {}, "agent ", el("b", {}, ep.agent.name)),
       el("span", { class: ep.success ? "yes" : "no", id: "ep-success" }, ep.success ? "solved" : "not solved"),
       el("span", { id: "ep-steps" }, stepCount(ep)),
