@@ -258,3 +258,24 @@ def test_links() -> None:
     assert list_link(suite="grid", success=0) == "#/list?suite=grid&success=0"
     with pytest.raises(ValueError, match="unknown list filter"):
         list_link(colour="red")
+
+
+def test_grid_view_has_coordinates_a_colour_key_and_labels_over_the_path(
+    runs: dict[str, Path],
+) -> None:
+    """Issue 42 §8: the observation says "You are at [x, y]"; the picture numbers its columns
+    and rows to match, names every colour, and draws node labels after (over) the path."""
+    from exploreval.suites.grid.explore_exploit import load_task
+
+    record = next(r for r in records(runs["grid"]) if len(r.steps) > 3)
+    task = load_task(record.ground_truth["task"])
+    view = step_view(record, len(record.steps) - 1)
+    assert view is not None
+    coords = re.findall(r'class="coord"[^>]*>(\d+)</text>', view.content)
+    assert coords == [str(x) for x in range(task.width)] + [str(y) for y in range(task.height)]
+    keys = re.findall(r'class="key"[^>]*>([^<]+)</text>', view.content)
+    assert {"node not yet seen", "node seen", "node achieved", "obstacle", "exploration error",
+            "exploitation error", "agent and its path"} <= set(keys)  # fmt: skip
+    path_at = view.content.index('class="path"')
+    labels_at = [m.start() for m in re.finditer(r'class="label-ground"', view.content)]
+    assert len(labels_at) == len(task.nodes) and min(labels_at) > path_at

@@ -4,6 +4,8 @@ The picture of step ``i`` is the map *after* that step's move (``i = -1``: the s
 colours of the Appendix F frames (``_render``): obstacles, visited cells, the path so far, every
 node coloured by its status at that time, and a mark on each cell entered by a move that the
 explore/exploit metric flags (red exploration error, blue exploitation error, purple both).
+Columns and rows carry their x and y (the observation's ``You are at [x, y]``, y growing up),
+node labels are drawn over the path, and a key below the map names every colour.
 """
 
 from __future__ import annotations
@@ -18,6 +20,18 @@ from exploreval.suites.grid.explore_exploit import CASE_NAMES, TrajectoryScore, 
 
 _CELL = 26
 _PAD = 18
+#: What the key under the map names, in its order: (colour key, shape, words).
+_KEY = (
+    ("undiscovered", "square", "node not yet seen"),
+    ("discovered", "square", "node seen"),
+    ("achieved", "square", "node achieved"),
+    ("visited", "square", "cell visited"),
+    ("obstacle", "square", "obstacle"),
+    ("path", "ring", "agent and its path"),
+    ("explore", "dot", "exploration error"),
+    ("exploit", "dot", "exploitation error"),
+    ("both", "dot", "both errors"),
+)
 
 
 def _score(record: EpisodeRecord) -> tuple[TrajectoryScore | None, str | None]:
@@ -99,6 +113,13 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
                 stroke="#999",
                 stroke_width=0.5,
             )
+    # coordinates: x under each column, y left of each row (y grows upwards, as observed)
+    for x in range(task.width):
+        svg.text(_PAD + (x + 0.5) * _CELL, _PAD + h * _CELL + 10, str(x), text_anchor="middle",
+                 font_size=7, class_="coord")  # fmt: skip
+    for y in range(h):
+        svg.text(_PAD - 5, _PAD + (h - 1 - y + 0.5) * _CELL + 2.5, str(y), text_anchor="end",
+                 font_size=7, class_="coord")  # fmt: skip
     labels = _labels(task, str(record.ground_truth.get("naming", "semantic")))
     for node in task.nodes:
         status = (
@@ -119,13 +140,6 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
             stroke="#000" if node.id == task.goal else "none",
             stroke_width=2 if node.id == task.goal else 0,
         )
-        svg.text(cx, cy + 2.5, labels[node.id][:4], text_anchor="middle", font_size=6.5)
-    for cell, kinds in marks.items():
-        kind = "both" if len(kinds) == 2 else next(iter(kinds))
-        cx, cy = centre(cell)
-        svg.circle(
-            cx + _CELL / 2 - 5, cy - _CELL / 2 + 5, 3.5, fill=_COLOURS[kind], class_=f"mark {kind}"
-        )
     sx, sy = centre(task.start)
     svg.text(sx, sy + _CELL / 2 - 2, "S", text_anchor="middle", font_size=8)
     if len(path) > 1:
@@ -135,6 +149,18 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
             stroke_width=2,
             stroke_opacity=0.7,
             class_="path",
+        )
+    # labels after the path, on a pale ground: the path runs under them, never over
+    for node in task.nodes:
+        cx, cy = centre(node.cell)
+        svg.rect(cx - _CELL / 2 + 4, cy - 3.5, _CELL - 8, 8, fill="#ffffff", fill_opacity=0.75,
+                 class_="label-ground")  # fmt: skip
+        svg.text(cx, cy + 2.5, labels[node.id][:4], text_anchor="middle", font_size=6.5)
+    for cell, kinds in marks.items():
+        kind = "both" if len(kinds) == 2 else next(iter(kinds))
+        cx, cy = centre(cell)
+        svg.circle(
+            cx + _CELL / 2 - 5, cy - _CELL / 2 + 5, 3.5, fill=_COLOURS[kind], class_=f"mark {kind}"
         )
     # the agent is a ring around its cell, so the node label under it stays readable
     ax, ay = centre(path[-1])
@@ -152,4 +178,20 @@ def step_view(record: EpisodeRecord, index: int) -> StepView | None:
     ]
     if note:
         lines.append(note)
-    return StepView("svg", str(svg), caption="\n".join(lines))
+    return StepView("svg", str(svg) + _key(), caption="\n".join(lines))
+
+
+def _key() -> str:
+    """The colour key, a picture of its own under the map (a narrow map would clip it)."""
+    rows = (len(_KEY) + 1) // 2
+    key = Svg(300, rows * 14 + 4, title="colour key", scale=2)
+    for i, (colour, shape, words) in enumerate(_KEY):
+        x, y = 4 + (i % 2) * 150, 4 + (i // 2) * 14
+        if shape == "square":
+            key.rect(x, y, 10, 10, fill=_COLOURS[colour], stroke="#999", stroke_width=0.5)
+        elif shape == "ring":
+            key.circle(x + 5, y + 5, 4, fill="none", stroke=_COLOURS[colour], stroke_width=2)
+        else:
+            key.circle(x + 5, y + 5, 3.5, fill=_COLOURS[colour])
+        key.text(x + 15, y + 8, words, font_size=8, class_="key")
+    return str(key)
