@@ -282,3 +282,25 @@ def test_long_tide_panel_titles_stay_inside_the_figure(tmp_path: Path) -> None:
         for title in titles:
             box = title.get_window_extent(renderer)
             assert box.x0 >= 0 and box.x1 <= width, (title.get_text(), box.x0, box.x1, width)
+
+
+def test_legend_labels_differ_by_more_than_letter_case(figures: dict[str, Any]) -> None:
+    """Issue 42 §8: bandit Figure 1 told the simulated TS from the run's ts agent only by case."""
+    for name, fig in figures.items():
+        for legend in _legends(fig):
+            labels = [t.get_text() for t in legend.get_texts()]
+            folded = [label.casefold() for label in labels]
+            assert len(set(folded)) == len(folded), f"{name}: legend labels {labels}"
+    fig1 = next(f for n, f in figures.items() if n.endswith("fig1_detail.png"))
+    labels = [t.get_text() for t in fig1.legends[0].get_texts()]
+    assert "UCB (simulated)" in labels and any(label.startswith("ucb") for label in labels)
+
+
+def test_scatter_labels_sit_above_the_markers(figures: dict[str, Any]) -> None:
+    """Issue 42 §8: a bandit Figure 3 label was hidden under a marker."""
+    fig3 = next(f for n, f in figures.items() if n.endswith("fig3_scatter.png"))
+    (ax,) = fig3.axes
+    top_marker = max(c.get_zorder() for c in ax.collections)
+    notes = [t for t in ax.texts if t.get_text().startswith("eps=")]
+    assert notes and all(t.get_zorder() > top_marker for t in notes)
+    assert all(t.get_bbox_patch() is not None for t in notes)  # on a pale ground

@@ -305,6 +305,8 @@ def _figure3(
             ha=ha,
             fontsize=8,
             color="0.35",
+            zorder=6,  # above the baselines' and agents' markers, on a pale ground
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
         )
     for _, point in frame.iterrows():
         agent = str(point["agent"])
@@ -316,7 +318,7 @@ def _figure3(
                 marker="s",
                 s=60,
                 color=BASELINE_COLOURS[base],
-                label=base,
+                label=f"{base} (simulated)",
                 zorder=3,
                 edgecolors="black",
             )
@@ -341,8 +343,10 @@ def _figure3(
         for xy, names in names_at.items():
             lines = [", ".join(names[i : i + 3]) for i in range(0, len(names), 3)]
             ax.annotate(
-                "\n".join(lines), xy, textcoords="offset points", xytext=(4, 3), fontsize=5.5
-            )
+                "\n".join(lines), xy, textcoords="offset points", xytext=(4, 3), fontsize=5.5,
+                zorder=6, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
+                                "alpha": 0.8},
+            )  # fmt: skip
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("SuffFailFreq(T/2) (exploration fail)")
@@ -393,8 +397,10 @@ def _figure1(
             for name in agents
         ]
     )
+    # the simulated baselines say so in their label: "TS" beside the run's own "ts" agent told
+    # them apart only by letter case
     series: list[tuple[str, tuple[str, str], Any, str]] = [
-        (name, ("ref", name), BASELINE_COLOURS[name], "--") for name in refs
+        (f"{name} (simulated)", ("ref", name), BASELINE_COLOURS[name], "--") for name in refs
     ] + [
         (label, ("agent", label.split(" = ")[0]), colours[label.split(" = ")[0]], "-")
         for label, _, _ in merged
