@@ -304,3 +304,26 @@ def test_scatter_labels_sit_above_the_markers(figures: dict[str, Any]) -> None:
     notes = [t for t in ax.texts if t.get_text().startswith("eps=")]
     assert notes and all(t.get_zorder() > top_marker for t in notes)
     assert all(t.get_bbox_patch() is not None for t in notes)  # on a pale ground
+
+
+def test_every_figure_has_one_x_axis_and_the_tide_figures_one_panel_order(
+    figures: dict[str, Any],
+) -> None:
+    """Issue 42 §8: TIDE success curves put turn panels and budget-fraction panels in one
+    figure, ordered differently from the Loop Ratio figure after it."""
+    curve_files = sorted(n for n in figures if n.startswith("tide_success_curves"))
+    assert curve_files == ["tide_success_curves.png", "tide_success_curves_budget.png"]
+    panel_order: list[str] = []
+    for name in curve_files:
+        labels = {ax.get_xlabel() for ax in figures[name].axes if ax.get_xlabel()}
+        assert len(labels) == 1, f"{name} mixes x-axes: {labels}"
+        panel_order += [ax.get_title(loc="left") for ax in figures[name].axes if ax.has_data()]
+    scatter = [
+        ax.get_title(loc="left").split("\n")[0]
+        for ax in figures["tide_lr_vs_auv.png"].axes
+        if ax.has_data()
+    ]
+    assert scatter == sorted(scatter) and sorted(panel_order) == sorted(scatter)
+    for name in curve_files:
+        titles = [ax.get_title(loc="left") for ax in figures[name].axes if ax.has_data()]
+        assert titles == sorted(titles)

@@ -91,10 +91,47 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
-def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path) -> Path:
+def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path) -> list[Path]:
     """P_t per env x preset panel, one series per agent (identical series merged), legends
     beside the panels. A panel whose episodes have their own budgets is drawn against the
-    fraction of the budget (``x_unit``), where the area under the curve is the AUV."""
+    fraction of the budget (``x_unit``), where the area under the curve is the AUV; the others
+    against the turn. One x-axis per figure: panels of the two kinds go to two files
+    (``path`` for turns, ``<stem>_budget.png`` for budget fractions), each ordered by env,
+    preset and condition as the Loop Ratio figure is."""
+    if "x" not in curves:
+        curves = curves.assign(x=curves["t"].astype(float), x_unit="turn")
+    curves, summary = _with_condition(curves), _with_condition(summary)
+    panels = sorted(
+        dict.fromkeys(zip(curves["env_id"], curves["preset"], curves["condition"], strict=True))
+    )
+    fraction_of = {
+        panel: bool(
+            (
+                curves[
+                    (curves["env_id"] == panel[0])
+                    & (curves["preset"] == panel[1])
+                    & (curves["condition"] == panel[2])
+                ]["x_unit"]
+                == "budget fraction"
+            ).any()
+        )
+        for panel in panels
+    }
+    paths = []
+    for fraction, target in ((False, path), (True, path.with_name(f"{path.stem}_budget.png"))):
+        chosen = [panel for panel in panels if fraction_of[panel] == fraction]
+        if chosen:
+            paths.append(_success_curve_figure(curves, summary, chosen, fraction, target))
+    return paths
+
+
+def _success_curve_figure(
+    curves: pd.DataFrame,
+    summary: pd.DataFrame,
+    panels: list[tuple[str, str, str]],
+    fraction: bool,
+    path: Path,
+) -> Path:
     from exploreval.report._plotting import (
         legend_outside,
         merge_identical_series,
@@ -103,12 +140,6 @@ def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path)
     )
 
     plt = _plt()
-    if "x" not in curves:
-        curves = curves.assign(x=curves["t"].astype(float), x_unit="turn")
-    curves, summary = _with_condition(curves), _with_condition(summary)
-    panels = list(
-        dict.fromkeys(zip(curves["env_id"], curves["preset"], curves["condition"], strict=True))
-    )
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(
         rows, cols, figsize=(5.6 * cols, 3.6 * rows), squeeze=False, layout="constrained"
@@ -123,7 +154,6 @@ def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path)
             (str(agent), line["x"].to_numpy(), line["success"].to_numpy())
             for agent, line in part.groupby("agent", sort=True)
         ]
-        fraction = (part["x_unit"] == "budget fraction").any()
         merged = merge_identical_series(series)
         for (names, xs, ys), style in zip(merged, overlap_styles(len(merged)), strict=True):
             style.pop("markersize")
@@ -151,7 +181,8 @@ def plot_success_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: Path)
         legend_outside(ax)
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
-    fig.suptitle("TIDE cumulative success curves (AUV = trapezoidal area / t_max)")
+    against = "the fraction of each episode's budget" if fraction else "the turn"
+    fig.suptitle(f"TIDE cumulative success curves against {against} (AUV = area / t_max)")
     save_figure(fig, path)
     plt.close(fig)
     return path
@@ -164,7 +195,7 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
 
     plt = _plt()
     points = _with_condition(points)
-    panels = list(
+    panels = sorted(  # the order of the success-curve figures
         dict.fromkeys(zip(points["env_id"], points["preset"], points["condition"], strict=True))
     )
     rows, cols = _grid(len(panels))
@@ -187,7 +218,9 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
         rho = spearman(part["loop_ratio"].tolist(), part["auv"].tolist())
         title = _panel_key(str(env_id), str(preset), str(condition))
         rhos[title] = rho
-        title += f"  rho={rho:.2f}" if rho is not None else "  rho=n/a"
+        title += (
+            f"\nrho={rho:.2f}" if rho is not None else "\nrho=n/a"
+        )  # a line of its own: never past the panel
         ax.set_title(title, fontsize=10, loc="left")
         ax.set_xlabel("Loop Ratio (per task)")
         ax.set_ylabel("AUV (per task)")
@@ -443,9 +476,9 @@ def tide_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = tables["tide_summary"]
     constant = constant_columns(summary, ("recall_distance", "progress_auv", "loop_ratio"))
-    files: list[Path] = [
-        plot_success_curves(tables["tide_curves"], summary, out_dir / "tide_success_curves.png")
-    ]
+    files: list[Path] = plot_success_curves(
+        tables["tide_curves"], summary, out_dir / "tide_success_curves.png"
+    )
     # stored by score; a run scored before points were stored gets them computed here
     # stored by score; tables stored before points were get them from one pass over the records
     points = (
