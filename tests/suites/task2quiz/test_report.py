@@ -320,3 +320,42 @@ def test_the_bootstrap_over_worlds_stays_within_the_worlds_rates(
     same = pooled_bootstrap([k[0]] * len(k), [n[0]] * len(n), reps=300, seed=seed)
     assert same is not None and same[0] == pytest.approx(same[1]) == pytest.approx(rates[0])
     assert pooled_bootstrap(k[:1], n[:1]) is None  # one world: no interval
+
+
+def test_count_labels_sit_above_the_error_bar_caps(
+    t2q_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 42 §8: Figure 8's counts sat on the error bars' caps (a fixed offset in data
+    units). Each count is now placed a few points above its cap: its drawn box starts above
+    the cap's line, in every panel of Figures 6 and 8."""
+    import matplotlib
+    import matplotlib.figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from _figures import saved_name
+    from exploreval.analysis import build_report
+
+    drawn: dict[str, Any] = {}
+    original = matplotlib.figure.Figure.savefig
+
+    def capture(self: Any, fname: Any, *args: Any, **kwargs: Any) -> None:
+        drawn[saved_name(fname)] = self
+        original(self, fname, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matplotlib.figure.Figure, "savefig", capture)
+        build_report([RunDir(p) for p in t2q_runs.values()], tmp_path / "report")
+    checked = 0
+    for name in ("task2quiz_fig6_eus_by_type.png", "task2quiz_fig8_answerable.png"):
+        fig = drawn[name]
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        for ax in fig.axes:
+            for note in ax.texts:
+                if not note.get_text().isdigit() or not hasattr(note, "xy"):
+                    continue
+                cap_y = ax.transData.transform(note.xy)[1]
+                assert note.get_window_extent(renderer).y0 >= cap_y + 2.5, (name, note.get_text())
+                checked += 1
+    assert checked >= 10

@@ -586,8 +586,9 @@ def figure6_section(questions: pd.DataFrame, out_dir: Path) -> ReportSection:
             capsize=2, error_kw={"lw": 0.8}, label="\n".join(textwrap.wrap(label, 30)),
         )  # fmt: skip
         for x, value, high, n in zip(pos, y, part["high"], part["n"], strict=True):
-            top = 0.02 if math.isnan(value) else float(high) + 0.02
-            ax.text(x, top, f"{int(n)}", ha="center", va="bottom", fontsize=6, rotation=90)
+            top = 0.0 if math.isnan(value) else float(high)
+            ax.annotate(f"{int(n)}", (x, top), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=6, rotation=90)  # fmt: skip
     ax.set_xticks(xs, [f"{SHORT[q]}\n{q}" for q in QTYPES], fontsize=8)
     ax.set_xlabel("question type")
     ax.set_ylabel("EUS: correct / questions (95% Wilson CI)")
@@ -645,8 +646,11 @@ def figure8_section(questions: pd.DataFrame, out_dir: Path) -> ReportSection:
                 capsize=2, error_kw={"lw": 0.8}, label=f"{name} accuracy",
             )  # fmt: skip
             for x, high, n in zip(xs + shift, part["high"], part["n"], strict=True):
-                top = 0.01 if n == 0 else float(high) + 0.015
-                ax.text(x, top, f"{int(n)}", ha="center", va="bottom", fontsize=5.5)
+                # a few points above the error bar's cap, whatever the axis' scale (a fixed
+                # data offset put the number on the cap)
+                top = 0.0 if n == 0 else float(high)
+                ax.annotate(f"{int(n)}", (x, top), xytext=(0, 3), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=5.5)  # fmt: skip
         part = yes[yes["agent"] == agent]
         for x, k, n in zip(xs, part["answerable_n"], part["asked_n"], strict=True):
             share = f"{100 * k / n:.0f}%" if n else "-"
