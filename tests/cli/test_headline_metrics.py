@@ -5,23 +5,15 @@ the HTML report."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from _cli import cli
 from exploreval.analysis import headline_lines, headline_table
 from exploreval.metrics import COMMON_HEADLINE, headline_metrics
-
-
-def cli(*args: str, cwd: Path, columns: int = 200) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "exploreval", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=600, env={**os.environ, "COLUMNS": str(columns)},
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

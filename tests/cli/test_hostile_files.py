@@ -6,33 +6,20 @@ line nested past any JSON reader's depth, a query that fails while it runs. And 
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import struct
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from _cli import cli
 from exploreval.store import LogImportError
 from exploreval.store import _import_inspect as inspect_import
 from exploreval.store._import_inspect import ZIP_ZSTANDARD, read_inspect
 
 INSPECT = Path(__file__).parents[1] / "fixtures" / "import" / "inspect" / "addition-0.3.285.eval"
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "exploreval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def _with_member(path: Path, name: str, payload: bytes, *, method: int, size: int) -> None:

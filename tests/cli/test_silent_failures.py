@@ -12,24 +12,12 @@ import gymnasium
 import pytest
 
 import exploreval
+from _cli import cli
 from exploreval.core import list_envs
 from exploreval.models import SamplingParams
 from exploreval.runner import parse_seeds, split_models
 
 GRID = "exploreval/GridDAG-v0"
-
-
-def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "exploreval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**(os.environ if env is None else env), "COLUMNS": "200"},
-    )
 
 
 @pytest.mark.parametrize(
