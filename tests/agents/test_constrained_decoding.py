@@ -199,3 +199,30 @@ def test_the_embedded_model_constrained_takes_only_valid_actions(
     assert record.n_steps == steps
     assert all(s.valid for s in record.steps), [s.raw_output for s in record.steps]
     assert all(s.agent_info.get("constraint_wire") == "grammar" for s in record.steps)
+
+
+@pytest.mark.local_llm
+@pytest.mark.parametrize("name", [n for n, _, _, _ in _json_harnesses()])
+def test_every_schema_sent_to_the_embedded_model_makes_a_grammar_llama_cpp_parses(
+    name: str,
+) -> None:
+    """What the embedded model is sent for a schema-only harness (``constrain: auto``, now the
+    default for ``local:*``) becomes a grammar llama.cpp accepts. The terminal harnesses'
+    ``maxLength: 2000`` unrolled into a grammar its parser refused, and the server died."""
+    import llama_cpp
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from exploreval.models import Constraint, OpenAIClient
+
+    harness, info, _ = next((h, i, r) for n, h, i, r in _json_harnesses() if n == name)
+    constraint = harness.constraint("", info)
+    assert constraint is not None and constraint.json_schema is not None
+    client = OpenAIClient("local:smollm2", "http://127.0.0.1:9/v1", cache_endpoint="local:smollm2")
+    body = client.constraint_body(Constraint(name=name, json_schema=constraint.json_schema))
+    sent = body["response_format"]["schema"]
+    grammar = json_schema_to_gbnf(json.dumps(sent))
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # raises if refused
+    assert len(grammar) < 20_000, len(grammar)
+    if "terminal" in name or "terminus" in name:
+        original = json_schema_to_gbnf(json.dumps(constraint.json_schema))
+        assert len(original) > 10 * len(grammar)  # what was sent before: unrolled 2,000 times

@@ -115,6 +115,27 @@ def clean_text(text: str, secret: str | None) -> str:
 SDK_SHARD = 32
 
 
+#: Longest string bound kept in a schema sent to llama.cpp (see :func:`llama_schema`).
+LLAMA_MAX_LENGTH = 32
+
+
+# -> Any: a JSON schema (any JSON value) in, the same shape out
+def llama_schema(schema: Any) -> Any:
+    """``schema`` as llama.cpp can take it. Its JSON-schema-to-grammar converter unrolls a
+    string's ``maxLength`` into that many nested optional rules: the terminal harnesses'
+    ``maxLength: 2000`` keystrokes made a grammar its parser refuses, and the embedded server
+    died with it. Bounds above :data:`LLAMA_MAX_LENGTH` are dropped (the reply is bounded by
+    ``max_tokens`` anyway, and the harness's parser still checks what it reads)."""
+    if isinstance(schema, list):
+        return [llama_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: llama_schema(value) for key, value in schema.items()}
+    if isinstance(out.get("maxLength"), int) and out["maxLength"] > LLAMA_MAX_LENGTH:
+        del out["maxLength"]
+    return out
+
+
 class OpenAIClient(ModelClient):
     """Chat completions through the ``openai`` SDK, with retries, a cache and costs."""
 
@@ -311,7 +332,8 @@ class OpenAIClient(ModelClient):
         if wire == "grammar":
             return {"grammar": constraint.grammar}
         if wire == "json_object":
-            return {"response_format": {"type": "json_object", "schema": constraint.json_schema}}
+            schema = llama_schema(constraint.json_schema)
+            return {"response_format": {"type": "json_object", "schema": schema}}
         if wire == "json_schema":
             name = re.sub(r"[^A-Za-z0-9_-]", "_", constraint.name)[:64] or "answer"
             return {"response_format": {"type": "json_schema", "json_schema": {
