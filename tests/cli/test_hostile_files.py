@@ -43,6 +43,18 @@ def _with_member(path: Path, name: str, payload: bytes, *, method: int, size: in
     path.write_bytes(bytes(data))
 
 
+def _refused_with_peak(log: Path, message: str) -> int:
+    """Import ``log``, expecting a refusal matching ``message``; the peak of Python memory
+    allocated meanwhile (inflated bytes are Python objects: tracemalloc sees them)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(LogImportError, match=message):
+            read_inspect([log])
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def _all(data: bytearray, needle: bytes) -> list[int]:
     found, start = [], 0
     while (at := data.find(needle, start)) >= 0:
@@ -59,13 +71,7 @@ def test_a_zstd_member_that_inflates_past_its_recorded_size_is_refused_in_bounde
     assert len(bomb) < 64 << 10
     log = tmp_path / "bomb.eval"
     _with_member(log, "samples/bomb_epoch_1.json", bomb, method=ZIP_ZSTANDARD, size=100)
-    tracemalloc.start()
-    try:
-        with pytest.raises(LogImportError, match=r"samples/bomb_epoch_1\.json.*inflates past"):
-            read_inspect([log])
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _refused_with_peak(log, r"samples/bomb_epoch_1\.json.*inflates past")
     assert peak < 16 << 20  # not the 64 MB the frame declares
 
 
@@ -77,14 +83,7 @@ def test_a_member_past_the_size_limit_is_refused_before_it_is_inflated(
     shutil.copy(INSPECT, log)
     with zipfile.ZipFile(log, "a", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("samples/big_epoch_1.json", b"[" + b"0," * (2 << 20) + b"0]")
-    tracemalloc.start()
-    try:
-        with pytest.raises(LogImportError, match=r"big_epoch_1\.json would inflate to .*limit"):
-            read_inspect([log])
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 2 << 20
+    assert _refused_with_peak(log, r"big_epoch_1\.json would inflate to .*limit") < 2 << 20
 
 
 @pytest.mark.parametrize(

@@ -421,14 +421,17 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 def _yaml_locator(text: str) -> Callable[[tuple[int | str, ...]], int | None]:
     """Finds the line of a key path in a YAML document (the key's own line; for a missing
-    key, the line of the mapping that lacks it)."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return lambda loc: None
+    key, the line of the mapping that lacks it). The document is composed again only when a
+    line is asked for, that is, only for a file with an error."""
+    composed: list[Any] = []
 
     def locate(loc: tuple[int | str, ...]) -> int | None:
-        node: Any = root
+        if not composed:
+            try:
+                composed.append(yaml.compose(text))
+            except yaml.YAMLError:
+                composed.append(None)
+        node: Any = composed[0]
         line = node.start_mark.line + 1 if node is not None else None
         for part in loc:
             if isinstance(node, yaml.MappingNode):
