@@ -67,3 +67,47 @@ def test_the_headline_table_orders_success_then_the_familys_own_metrics() -> Non
     assert frame.set_index("agent").loc["y", "eus"] == "0.300 [0.200, 0.400]"
     line_y = next(line for line in headline_lines(pd.DataFrame(rows)) if line.startswith("y "))
     assert "eus 0.300 [0.200, 0.400]" in line_y and "tide_auv" not in line_y
+
+
+def test_compare_prints_each_runs_headline_lines_and_leads_its_deltas_with_them(
+    quiz_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """`compare` says what each run scored before the paired deltas, and the deltas start with
+    success and the suite's own metrics (EUS, TSR), not with whatever column came first."""
+    root, _ = quiz_run
+    shown = cli("compare", "run", "run", "--agent-a", "walkthrough", "--agent-b", "explorer",
+                cwd=root)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    before_deltas = shown.stdout[: shown.stdout.index("(A) vs")]
+    summary = [
+        line.strip() for line in before_deltas.splitlines() if "(task2quiz, 2 episodes)" in line
+    ]
+    assert len(summary) == 4 and all("; eus " in line for line in summary)  # 2 runs x 2 agents
+    as_json = cli("compare", "run", "run", "--agent-a", "walkthrough", "--agent-b", "explorer",
+                  "--json", cwd=root)  # fmt: skip
+    import json
+
+    (comparison,) = json.loads(as_json.stdout)["comparisons"]
+    metrics = [m["metric"] for m in comparison["metrics"]]
+    own = [m for m in headline_metrics("task2quiz") if m not in COMMON_HEADLINE and m in metrics]
+    assert metrics[0] == "success" and metrics[1 : 1 + len(own)] == own, metrics
+    eus = next(m for m in comparison["metrics"] if m["metric"] == "eus")
+    assert eus["mean_b"] == 1.0 and eus["delta"] > 0  # explorer (B) understood more
+
+
+def test_score_table_prints_a_suite_table_and_refuses_an_unknown_name(
+    quiz_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    root, _ = quiz_run
+    listing = cli("score", "run", cwd=root).stdout
+    name = listing.split("tables: ")[1].splitlines()[0].split(", ")[0]
+    table = pd.read_parquet(root / "run" / "tables" / f"{name}.parquet")
+    shown = cli("score", "run", "--table", name, "--wide", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    assert f"{name}: {len(table)} row" in shown.stdout
+    assert "headline metrics" not in shown.stdout  # the table instead of the summary
+    assert all(str(c) in shown.stdout for c in table.columns)
+    typo = cli("score", "run", "--table", name[:-1], cwd=root)
+    assert typo.returncode == 2
+    assert f"Unknown table {name[:-1]!r} for this run." in typo.stderr
+    assert name in typo.stderr.split("Did you mean: ")[1].split("?")[0]

@@ -227,6 +227,30 @@ def test_partial_bundle_renders_only_the_linked_episodes(
     assert f"exploreval view {runs['grid']}" in message
 
 
+def test_an_episode_has_one_name_in_the_full_viewer_and_a_report_bundle(
+    browser: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 42 §9: the header named an episode by its row, so the same episode was "episode 5"
+    in `exploreval view` (every episode) and "episode 1" in a report's bundle (the linked ones);
+    both now show its id's first 8 characters, as the report's links print it."""
+    from exploreval.viewer import episode_link, write_records_bundle, write_viewer_bundle
+
+    grid = records(runs["grid"])
+    run = RunDir(runs["grid"])
+    run_id = run.read_manifest().run_id
+    record = grid[4]
+    headers = []
+    for page in (
+        write_viewer_bundle([runs["grid"]], tmp_path / "full"),
+        write_records_bundle([(runs["grid"], [record])], tmp_path / "report"),
+    ):
+        browser.get(page.as_uri() + episode_link(run_id, record.episode_id))
+        wait(browser, lambda b: b.find_elements(By.ID, "observation"))
+        headers.append(text_of(browser, "where"))
+    name = run.read_manifest().name or run_id
+    assert headers == [f"{name} · episode {record.episode_id[:8]}"] * 2
+
+
 def test_sort_metric_columns_and_slash_to_filter(
     browser: Any, served: str, runs: dict[str, Path]
 ) -> None:

@@ -190,6 +190,17 @@ _USAGE_METRICS = frozenset(
 )  # fmt: skip
 
 
+def _headline_first(columns: list[str], families: set[str]) -> list[str]:
+    """``columns`` with success and the families' own headline metrics first (EUS,
+    discovery@k, SuffFail...: what a narrow terminal must not cut), then the common headline
+    ones, then the rest in their order."""
+    from exploreval.metrics import COMMON_HEADLINE, headline_metrics
+
+    own = [m for f in sorted(families) for m in headline_metrics(f) if m not in COMMON_HEADLINE]
+    order = {m: i for i, m in enumerate(dict.fromkeys(["success", *own, *COMMON_HEADLINE]))}
+    return sorted(columns, key=lambda c: order.get(c, len(order)))  # stable: the rest keep order
+
+
 def _metric_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     from exploreval.analysis._build import IDENTITY_COLUMNS
 
@@ -202,7 +213,8 @@ def _metric_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
             for f in (a, b)
         ):
             out.append(column)
-    return out
+    families = {str(f) for frame in (a, b) if "family" in frame for f in frame["family"].unique()}
+    return _headline_first(out, families)
 
 
 def compare_agents(a: pd.DataFrame, b: pd.DataFrame, agent_a: str, agent_b: str) -> AgentComparison:

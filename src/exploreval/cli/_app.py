@@ -279,6 +279,8 @@ def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bo
                 f"{count(len(runner.plan), 'episode')} planned, "
                 f"{len(runner.plan) - len(runner.pending)} already done"
             )
+            for note in runner.notes:
+                console.print(f"[dim]note[/]: {escape(note)}", soft_wrap=True)
         with progress:
             summary = runner.execute()
         if runner.placement and not quiet:
@@ -488,6 +490,20 @@ def _print_judged(tables: dict[str, Any]) -> None:
         )
 
 
+# -> Any: pandas DataFrames (pandas is imported only by the commands that print tables)
+def _print_suite_tables(tables: dict[str, Any], names: list[str], wide: bool) -> None:
+    """``score --table NAME``: the named tables as the terminal shows any other (narrowed to
+    its width unless --wide); an unknown name is refused with the close matches."""
+    from exploreval.cli._report import print_table
+    from exploreval.core import unknown_name_error
+
+    for name in names:
+        if name not in tables:
+            raise unknown_name_error("table", name, tables, "this run")
+    for name in names:
+        print_table(out, tables[name], f"{name}: {count(len(tables[name]), 'row')}", wide=wide)
+
+
 @app.command("score")
 def score_cmd(
     run_dir: Annotated[Path, typer.Argument(help="Run directory")],
@@ -509,6 +525,15 @@ def score_cmd(
     judge_api_key_env: Annotated[
         str, typer.Option(help=OPTIONS_BY_NAME["judge_api_key_env"].help)
     ] = OPTIONS_BY_NAME["judge_api_key_env"].default,
+    table_names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--table",
+            help="Print this suite table (as in tables/, e.g. bandit_summary) instead of the "
+            "summary; repeatable. The end of `score` lists the run's tables",
+            metavar="NAME",
+        ),
+    ] = None,
 ) -> None:
     """Recompute all metrics from stored trajectories (writes results.parquet, tables/)."""
     from exploreval.analysis import score_run, summary_table
@@ -549,6 +574,9 @@ def score_cmd(
         return
     from exploreval.cli._report import print_table
 
+    if table_names:
+        _print_suite_tables(result.tables, table_names, wide)
+        return
     summary = summary_table(result.table)
     print_table(out, summary, f"{run_dir}: {count(episodes, 'episode')}", wide=wide)
     from exploreval.analysis import headline_table

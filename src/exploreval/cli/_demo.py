@@ -28,11 +28,15 @@ DEMO_LLM_SEEDS = "0-2"
 #: Step cap of the LLM's episodes (the env option ``budget``), so the demo stays short.
 DEMO_LLM_BUDGET = 15
 DEMO_BASELINES = ("random", "frontier", "exploit_first", "oracle")
-DEMO_LLM_LABEL = "smollm2-135m"
+#: The LLM's name in the demo's tables: the one every command gives it (model/harness/history),
+#: so `view`, `score` and a user's own run of the same agent agree.
+DEMO_LLM_LABEL = "local:smollm2/react/none"
 #: What the closing comparison prints (the grid suite's columns and TIDE's), in this order.
 CONTRAST_METRICS = (
-    ("tide_loop_ratio", "Loop Ratio"),
+    ("success", "success"),
     ("explore_error", "exploration error rate"),
+    ("exploit_error", "exploitation error rate"),
+    ("tide_loop_ratio", "Loop Ratio"),
     ("coverage", "coverage"),
     ("invalid_rate", "invalid actions"),
 )
@@ -64,7 +68,6 @@ def demo_spec(with_llm: bool = True) -> ExperimentSpec:
         agents.append(
             {
                 "kind": "llm",
-                "label": DEMO_LLM_LABEL,
                 "model": "local:smollm2",
                 "harness": "react",
                 "history": "none",

@@ -275,7 +275,16 @@ def register(app: typer.Typer) -> None:
             return
         for warning in result.warnings:
             console.print(f"[yellow]warning[/]: {escape(str(warning))}")
+        from exploreval.analysis import headline_lines
         from exploreval.analysis._compare import comparison_frame
+
+        # each run's own summary first (every episode, paired or not), from the registry the
+        # report and `score` read; the paired deltas follow, headline metrics first
+        for name, table in zip(names, tables, strict=True):
+            lines = headline_lines(table[table["status"] == "ok"] if "status" in table else table)
+            out.print(f"{name}:", markup=False, highlight=False, soft_wrap=True)
+            for line in lines:
+                out.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
         for item in result.comparisons:
             frame = comparison_frame(item)

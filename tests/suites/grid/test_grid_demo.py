@@ -35,6 +35,8 @@ def test_demo_plan_with_and_without_the_local_llm() -> None:
     agent = spec.agents[llm_index]
     assert agent.model == "local:smollm2" and agent.harness == "react"
     assert agent.constrain == "auto"  # on for the embedded model (issue 21)
+    # its name in the demo's tables is the one every other command gives the same agent
+    assert agent.label is None and agent.display_name == DEMO_LLM_LABEL
     assert all(e.env_options == {"budget": DEMO_LLM_BUDGET} for e in llm)  # short episodes
 
 
@@ -114,6 +116,11 @@ def test_the_readme_demo_with_the_embedded_model_runs_end_to_end(tmp_path: Path)
     contrast = demo_contrast(out)
     assert contrast and any(line.strip().startswith(DEMO_LLM_LABEL) for line in contrast)
     assert "Loop Ratio" in "".join(contrast) and "Loop Ratio" in done.stdout
+    # the closing summary leads with the success rate (issue 42 §2)
+    llm_line = next(
+        line for line in done.stdout.splitlines() if line.strip().startswith(DEMO_LLM_LABEL)
+    )
+    assert llm_line.split("  ", 2)[-1].lstrip().startswith("success ")
     assert _cis_apart(out, DEMO_LLM_LABEL, "random")
 
 

@@ -467,7 +467,10 @@
       panel("info", el("details", {}, el("summary", {}, "env info and agent info"), pre(JSON.stringify({ info: s.info, agent_info: s.agent_info }, null, 1)))));
     parts.push(el("div", { class: "cols" }, left, right));
     show(...parts);
-    document.getElementById("where").textContent = `${state.indexes[cur.k].run_id} · episode ${cur.row + 1}`;
+    // the episode's id (its first 8 characters, as the report's links print it), not its row: a
+    // row number differs between `exploreval view` (every episode) and a report's bundle
+    const ix = state.indexes[cur.k];
+    document.getElementById("where").textContent = `${ix.name || ix.run_id} · episode ${ix.columns.id[cur.row].slice(0, 8)}`;
   }
 
   function moveStep(delta) {
