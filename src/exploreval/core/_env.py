@@ -182,6 +182,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         to do about it; checked once per run before any episode. Default: none."""
         return []
 
+    @classmethod
+    def run_notes(cls, options: dict[str, Any]) -> list[str]:
+        """Defaults a user should know before the episodes play (say, whether the agent has a
+        network), each with how to change it; printed once when a run starts. Default: none."""
+        return []
+
     def on_episode_end(self) -> None:  # noqa: B027 - optional hook
         """Release what one episode holds (processes, directories); called on every ending."""
 

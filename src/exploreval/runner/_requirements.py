@@ -100,3 +100,19 @@ def endpoint_problem(index: int, model: str, base_url: str) -> str | None:
             f"{exc.strerror or exc}); start the server, or fix --base-url"
         )
     return None
+
+
+def run_notes(spec: ExperimentSpec) -> list[str]:
+    """What each suite's env says about its defaults (``Env.run_notes``) under the suite's
+    options, prefixed with the env id, each line once. Nothing here refuses a run."""
+    notes: list[str] = []
+    for suite in spec.suites:
+        try:
+            cls = env_spec(suite.env_id).load()
+        except (ImportError, KeyError):
+            continue  # missing_requirements and planning say so
+        for note in cls.run_notes(dict(suite.options)):
+            line = f"{suite.env_id}: {note}"
+            if line not in notes:
+                notes.append(line)
+    return notes

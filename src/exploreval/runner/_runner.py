@@ -42,7 +42,7 @@ from exploreval.runner._errors import (
     SpecError,
 )
 from exploreval.runner._plan import check_buildable, pending_episodes, plan_episodes
-from exploreval.runner._requirements import missing_requirements
+from exploreval.runner._requirements import missing_requirements, run_notes
 from exploreval.runner._spec import AgentSpec, ExperimentSpec
 from exploreval.store import BlobCollector, RunDir, RunManifest, StoreError
 
@@ -307,6 +307,7 @@ class Runner:
         #: Where the Ray executor placed its workers: one dict per worker (node, node id, pid,
         #: episodes in flight, connections per agent); empty for the local executor.
         self.placement: list[dict[str, Any]] = []
+        self.notes: list[str] = []
         #: Steps and tokens of each episode still playing: (steps, tokens).
         self._live: dict[str, tuple[int, int]] = {}
 
@@ -331,6 +332,8 @@ class Runner:
         problems = missing_requirements(self.spec, self.plan, models=self.client_factory is None)
         if problems:
             raise SpecError("this run cannot start; missing:\n- " + "\n- ".join(problems))
+        #: the envs' defaults worth saying before the episodes play (``Env.run_notes``)
+        self.notes = run_notes(self.spec)
         config_hash = self.spec.config_hash()
         self.run.ensure()
         self.run.lock()

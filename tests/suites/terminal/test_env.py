@@ -472,3 +472,21 @@ async def test_a_removed_tmux_socket_ends_the_episode_with_its_reason() -> None:
         assert info["verification"]["tests"]  # the sandbox itself still verifies
     finally:
         await env.aclose()
+
+
+def test_a_run_says_whether_the_agent_has_a_network_and_how_to_change_it(tmp_path: Path) -> None:
+    """Issue 43: the network default differs by where the tasks come from (built-in: off;
+    Terminal-Bench/Harbor as shipped: their benchmark's), so `run` says which one applies."""
+    from _cli import cli
+
+    done = cli("run", "exploreval/Terminal-v0", "--seeds", "0", "--agent", "oracle",
+               "--out", "builtin", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "note: exploreval/Terminal-v0: the agent's sandbox has no network" in done.stderr
+    assert "--env-option network=true gives it one" in done.stderr
+    loaded = TerminalEnv.run_notes({"tasks": "/some/terminal-bench/tasks"})
+    assert loaded and "as their benchmarks give it" in loaded[0] and "network=false" in loaded[0]
+    assert "has no network" in TerminalEnv.run_notes({"tasks": "/x", "image": "host"})[0]
+    assert TerminalEnv.run_notes({"network": True}) == [
+        "the agent's sandbox network is on (env option network)"
+    ]

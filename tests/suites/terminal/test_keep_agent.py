@@ -79,7 +79,7 @@ async def test_a_kept_server_answers_the_tests_and_ends_after_them(
                               keep_agent=True)  # fmt: skip
         assert sb.terminated
     assert result.resolved, result.reasons
-    assert result.agent_kept is True
+    assert result.agent_kept is True and result.agent_ports == []
     assert _servers() == []
 
 
@@ -92,6 +92,24 @@ async def test_by_default_the_server_is_gone_and_the_task_fails(server_task: San
     assert result.resolved is False
     assert result.agent_kept is False
     assert any("failed" in r or "passed" in r or "test" in r for r in result.reasons)
+    # issue 43: the failure is traced to the server the agent left, and the fix is named
+    assert result.agent_ports == [PORT]
+    hint = next(r for r in result.reasons if "agent_processes=keep" in r)
+    assert f"refused a connection on port {PORT}" in hint
+
+
+def test_the_server_hint_needs_a_refusal_naming_a_port_the_agent_listened_on() -> None:
+    from exploreval.suites.terminal._verify import agent_server_hint
+
+    refused = "E   urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
+    url = f"    urlopen('http://127.0.0.1:{PORT}/x')\n"
+    assert agent_server_hint(url + refused, [PORT]) is not None
+    assert agent_server_hint(url + refused, []) is None  # the agent served nothing
+    assert agent_server_hint(url + "AssertionError: 1 != 2\n", [PORT]) is None  # not refused
+    assert agent_server_hint(refused + "port 8080\n", [PORT]) is None  # another port
+    assert agent_server_hint(refused + f"port {PORT}1\n", [PORT]) is None  # digits go on
+    curl = f"curl: (7) Failed to connect to localhost port {PORT} after 0 ms"
+    assert agent_server_hint(curl, [22, PORT]) is not None
 
 
 async def test_kept_processes_cannot_see_the_tests_or_the_verifier(

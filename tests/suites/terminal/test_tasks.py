@@ -222,3 +222,37 @@ def test_materialised_template_is_readable_by_other_users(tmp_path):
     task = load_task(folder)
     for path in (task.workdir.parent, task.workdir, task.tests_dir):
         assert stat.S_IMODE(path.stat().st_mode) & 0o005 == 0o005, path
+
+
+@pytest.mark.parametrize(
+    ("extra", "network"),
+    [("", True), ("allow_internet = false\n", False), ('network_mode = "no-network"\n', False),
+     ("allow_internet = true\n", True)],
+)  # fmt: skip
+def test_a_harbor_task_built_as_shipped_has_harbors_network_default(
+    tmp_path: Path, extra: str, network: bool
+) -> None:
+    """Issue 43: Harbor's ``allow_internet`` defaults to true, so a task that says nothing gets
+    a network in the agent's sandbox, as Harbor gives it; saying false (or the newer
+    ``network_mode = "no-network"``) keeps it off."""
+    folder = tmp_path / "h"
+    shutil.copytree(REAL / "harbor" / "hello-world", folder)
+    toml = folder / "task.toml"
+    text = toml.read_text().replace("allow_internet = false\n", "")
+    toml.write_text(text.replace("[environment]\n", "[environment]\n" + extra))
+    task = load_task(folder, image="build")
+    assert task.agent_network is network
+    assert any("has a network, as Harbor gives it" in n for n in task.dockerfile_notes) is network
+
+
+def test_a_terminal_bench_task_built_as_shipped_has_a_network(tmp_path: Path) -> None:
+    """Terminal-Bench's harness gives every task's container a network; a task loaded to run as
+    shipped does too (most gold solutions install packages), and its notes say how to turn it
+    off. A task run on this machine's system (image=host) keeps it off."""
+    folder = tmp_path / "t"
+    shutil.copytree(REAL / "tb1" / "hello-world", folder)
+    (folder / "Dockerfile").write_text("FROM python:3.11-slim\nWORKDIR /app\n")
+    task = load_task(folder, image="build")
+    assert task.agent_network is True
+    assert any("network=false turns it off" in n for n in task.dockerfile_notes)
+    assert load_task(folder).agent_network is False

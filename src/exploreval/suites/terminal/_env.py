@@ -347,6 +347,22 @@ class TerminalEnv(AsyncTextEnv):
         network = bool(options.get("network")) or bool(options.get("test_network")) or build
         return list(check_system().problems) + missing_tools(build=build, network=network)
 
+    @classmethod
+    def run_notes(cls, options: dict[str, Any]) -> list[str]:
+        """Whether the agent's sandbox has a network, and how to change it: loaded benchmark
+        tasks get what their benchmark gives them, the built-in tasks none."""
+        if options.get("network") is not None:
+            state = "on" if options["network"] else "off"
+            return [f"the agent's sandbox network is {state} (env option network)"]
+        image = str(options.get("image", "auto"))
+        source = str(options.get("tasks", "builtin"))
+        if source != "builtin" and image != "host":
+            return ["the agent's sandbox has a network for Terminal-Bench tasks and Harbor tasks "
+                    "whose allow_internet is not false, as their benchmarks give it "
+                    "(--env-option network=false: none)"]  # fmt: skip
+        return ["the agent's sandbox has no network (the tasks measure what the agent finds "
+                "in its environment; --env-option network=true gives it one)"]  # fmt: skip
+
     @property
     def max_steps(self) -> int | None:
         cap = self._max_steps

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from exploreval.core import spawn_tied, user_cache_dir
+from exploreval.core import spawn_tied, user_cache_dir, write_atomic
 from exploreval.suites.terminal._bases import Base, BaseRefused, map_base
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
@@ -64,6 +64,7 @@ from exploreval.suites.terminal._docker_syntax import (
     split_words,
 )
 from exploreval.suites.terminal._errors import TaskFormatError
+from exploreval.suites.terminal._image_cache import share_across_images, share_with_base
 from exploreval.suites.terminal._output import bwrap_child_pid
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
@@ -406,28 +407,42 @@ def _unlock(fd: int) -> None:
     os.close(fd)
 
 
+def _held_image(target: Path) -> BuiltImage | None:
+    """The built image at ``target``, marked in use by this process (``_image_cache.hold``),
+    or None. Checked again once held: a prune that was removing it has finished by then."""
+    from exploreval.suites.terminal._image_cache import hold
+
+    if not (target / "image.json").is_file():
+        return None
+    hold(target)
+    try:
+        meta = json.loads((target / "image.json").read_text())
+    except FileNotFoundError:
+        return None
+    return BuiltImage(target.name, target, meta)
+
+
 def cached_image(recipe: BuildRecipe) -> BuiltImage | None:
     """The cached image of ``recipe``, or None (never builds)."""
     _, bases, _ = check_recipe(recipe)
-    path = images_root() / image_key(recipe, bases)
-    meta_path = path / "image.json"
-    if meta_path.is_file():
-        return BuiltImage(path.name, path, json.loads(meta_path.read_text()))
-    return None
+    return _held_image(images_root() / image_key(recipe, bases))
 
 
 def build_image(recipe: BuildRecipe, *, echo: IO[str] | None = None) -> BuiltImage:
-    """The image of ``recipe`` (built now unless cached); blocking."""
+    """The image of ``recipe`` (built now unless cached); blocking. A new image shares its
+    base's untouched files, and the cache is then held to its cap (``_image_cache``)."""
     df, bases, notes = check_recipe(recipe)
     key = image_key(recipe, bases)
     root = images_root()
     target = root / key
-    if (target / "image.json").is_file():
-        return BuiltImage(key, target, json.loads((target / "image.json").read_text()))
+    held = _held_image(target)
+    if held is not None:
+        return held
     lock = _lock(root / "locks" / f"{key}.lock")
     try:
-        if (target / "image.json").is_file():
-            return BuiltImage(key, target, json.loads((target / "image.json").read_text()))
+        held = _held_image(target)
+        if held is not None:
+            return held
         work = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
         os.chmod(work, 0o755)
         log = _Log(work / "build.log", echo)
@@ -441,6 +456,20 @@ def build_image(recipe: BuildRecipe, *, echo: IO[str] | None = None) -> BuiltIma
             (work / "image.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
             log.close()
             os.rename(work, target)
+            from exploreval.suites.terminal._image_cache import enforce_cap, hold
+
+            hold(target)
+            # at its final path, so the index names files that stay where they are
+            across_files, across_bytes = share_across_images(target / "rootfs")
+            if across_files:
+                meta["notes"].append(f"{across_files} installed files ({across_bytes / 1e6:.0f} "
+                                     "MB) shared with other cached images")  # fmt: skip
+                meta["shared_bytes"] = meta.get("shared_bytes", 0) + across_bytes
+                write_atomic(target / "image.json",
+                             lambda tmp: tmp.write_text(json.dumps(meta, indent=1, sort_keys=True)))  # fmt: skip
+            for gone in enforce_cap(keep=target):
+                print(f"exploreval: image cache over its cap: removed {gone.kind} {gone.name} "
+                      f"({gone.own_bytes / 1e9:.1f} GB, least recently used)", file=sys.stderr)  # fmt: skip
         except BaseException:
             log.close()
             failed = root / "failed"
@@ -478,11 +507,16 @@ def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> 
         ).encode()
     ).hexdigest()[:16]
     target = root / f"{base.distro}-{base.release}-{key}"
+    from exploreval.suites.terminal._image_cache import hold
+
     if (target / ".complete").is_file():
-        return target / "rootfs"
+        hold(target)
+        if (target / ".complete").is_file():
+            return target / "rootfs"
     lock = _lock(root / "locks" / f"{target.name}.lock")
     try:
         if (target / ".complete").is_file():
+            hold(target)
             return target / "rootfs"
         _remove_tree(target)
         (target).mkdir(parents=True)
@@ -509,6 +543,7 @@ def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> 
         if tools:
             provision_test_tools(target / "rootfs", target, log)
         (target / ".complete").write_text(base.note + "\n")
+        hold(target)
         return target / "rootfs"
     finally:
         _unlock(lock)
@@ -765,6 +800,7 @@ class _Builder:
     # -- stages ----------------------------------------------------------------------------------
     def build(self) -> dict[str, Any]:
         final: _StageState | None = None
+        final_base = Path("/")
         for index, (stage, base) in enumerate(zip(self.df.stages, self.bases, strict=True)):
             self.log.write(f"# stage {index} FROM {stage.base} ({base.note})\n")
             last = index == len(self.df.stages) - 1
@@ -778,6 +814,7 @@ class _Builder:
                                 workdir=base.workdir or "/")  # fmt: skip
             state.args.update({k: v for k, v in variables.items() if k in self.recipe.args})
             self._run_stage(state, variables)
+            final_base = base_root
             if stage.alias:
                 self.stages[stage.alias] = state
             self.stages[str(index)] = state
@@ -791,6 +828,12 @@ class _Builder:
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
                 _remove_tree(state.rootfs)
+        # before the byte-code mirror links to the image's files (the mirror would keep the
+        # image's copies of what becomes shared)
+        shared_files, shared_bytes = share_with_base(final.rootfs, final_base)
+        self.notes.append(f"{shared_files} files ({shared_bytes / 1e6:.0f} MB) shared with the "
+                          "base system (hard links: stored once in the cache)")  # fmt: skip
+
         mirrored = mirror_pycache(final.rootfs)
         self.notes.append(f"{mirrored} byte-code files mirrored at {PYCACHE_MIRROR} (verification)")
         return {
@@ -802,6 +845,8 @@ class _Builder:
             "notes": self.notes,
             "terminal_bench_tools": self.recipe.terminal_bench_tools,
             "builder": BUILDER_VERSION,
+            "base_dir": final_base.parent.name,
+            "shared_bytes": shared_bytes,
         }
 
     def _vars(self, state: _StageState, global_vars: dict[str, str]) -> dict[str, str]:

@@ -156,6 +156,7 @@ PLUGIN = SuitePlugin(
     name="terminal",
     description="Agents Explore but Agents Ignore: terminal tasks with solution injection",
     register=register,
+    commands="exploreval.suites.terminal._cli:register",
     families=(FAMILY,),
     docs="docs/terminal.md",
 )

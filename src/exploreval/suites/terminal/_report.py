@@ -654,4 +654,31 @@ def terminal_sections(
         sections.append(
             ReportSection(title="Terminal: interaction given discovery", markdown="\n".join(text))
         )
+    servers = _agent_server_failures(records)
+    if servers:
+        lines = [
+            f"{len(servers)} failed verification(s) were refused a connection on a port the "
+            "agent's processes were listening on when its phase ended (by default they are "
+            "stopped before the tests run). If these tasks' tests talk to a server the agent "
+            "starts, run them with `--env-option agent_processes=keep` (docs/terminal.md).",
+            "",
+            _md_table(["task", "agent", "ports", "episode"], servers[:20]),
+        ]
+        sections.append(ReportSection(title="Terminal: tests that needed the agent's servers",
+                                      markdown="\n".join(lines)))  # fmt: skip
     return sections
+
+
+def _agent_server_failures(records: Sequence[EpisodeRecord]) -> list[list[Any]]:
+    """Episodes whose verification names the agent's servers (``_verify.agent_server_hint``)."""
+    from exploreval.report import episode_link
+
+    rows = []
+    for record in records:
+        verification = (record.ground_truth or {}).get("verification") or {}
+        if any("agent_processes=keep" in str(r) for r in verification.get("reasons") or []):
+            ports = ", ".join(str(p) for p in verification.get("agent_ports") or [])
+            task = (record.ground_truth or {}).get("task_id", record.preset or "-")
+            rows.append([task, record.agent.name, ports,
+                         episode_link(record.run_id, record.episode_id)])  # fmt: skip
+    return rows

@@ -683,6 +683,23 @@ class Sandbox:
             self._net.stop()
             self._net = None
 
+    def listening_ports(self) -> list[int]:
+        """TCP ports something in the sandbox listens on (its own network namespace's
+        ``/proc/net/tcp``/``tcp6``, state LISTEN), read from the host; empty once it ended."""
+        if not self.child_pid or self.terminated:
+            return []
+        ports: set[int] = set()
+        for name in ("tcp", "tcp6"):
+            try:
+                lines = Path(f"/proc/{self.child_pid}/net/{name}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                fields = line.split()
+                if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+        return sorted(ports)
+
     async def terminate(self) -> None:
         """End the agent's sandbox for good, keeping its files: its whole PID namespace is
         killed and reaped, and no process of its uid is left anywhere (checked), so nothing

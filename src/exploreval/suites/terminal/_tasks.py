@@ -266,6 +266,8 @@ def _tb1_image_task(
         test_command = "bash /tests/run-uv-pytest.sh"
         notes.append("no run-tests.sh: the tests run as Terminal-Bench's default (uv + pytest)")
     env = {"TEST_DIR": "/tests", **service.environment}
+    notes.append("the agent's sandbox has a network, as Terminal-Bench gives every task's "
+                 "container (env option network=false turns it off)")  # fmt: skip
     return TerminalTask(
         id=path.name,
         instruction=instruction.strip() + "\n",
@@ -282,6 +284,7 @@ def _tb1_image_task(
         test_timeout_s=_number(meta, "max_test_timeout_sec", 60.0, meta_path),
         env=env,
         solution=solution,
+        agent_network=True,  # Terminal-Bench's harness gives every container one
         source_layout="terminal-bench-1",
         dockerfile_notes=tuple(notes),
         compose_notes=tuple(service.notes),
@@ -408,6 +411,14 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
     )
 
 
+def harbor_allows_internet(environment: dict[str, Any]) -> bool:
+    """Harbor's own default: ``allow_internet`` is true unless the task says false (or sets
+    ``network_mode = "no-network"``, its newer spelling)."""
+    if environment.get("network_mode") == "no-network":
+        return False
+    return environment.get("allow_internet", True) is not False
+
+
 def _harbor_image_task(
     path: Path, meta_path: Path, instruction: str, tables: dict[str, Any], solve: Path
 ) -> TerminalTask:
@@ -437,9 +448,9 @@ def _harbor_image_task(
         timeout_s=_number(env_t, "build_timeout_sec", 1800.0, meta_path),
     )
     workdir, notes = _check_image(recipe)
-    if env_t.get("allow_internet") is True:
-        notes.append("[environment] allow_internet = true: the agent gets a network unless "
-                     "the env option network says otherwise")  # fmt: skip
+    if harbor_allows_internet(env_t):
+        notes.append("the agent's sandbox has a network, as Harbor gives it ([environment] "
+                     "allow_internet, default true; env option network=false turns it off)")  # fmt: skip
     memory = env_t.get("memory_mb", 1024)
     if isinstance(env_t.get("memory"), str):
         memory = _parse_memory(env_t["memory"], meta_path)
@@ -463,7 +474,7 @@ def _harbor_image_task(
         cpus=float(env_t.get("cpus", env_t.get("cpu", 1))),
         memory_mb=int(memory),
         disk_mb=int(storage) if storage else None,
-        agent_network=bool(env_t.get("allow_internet", False)),
+        agent_network=harbor_allows_internet(env_t),
         env=dict(service.environment),
         solution=solve.read_text(encoding="utf-8") if solve.is_file() else None,
         source_layout="harbor",

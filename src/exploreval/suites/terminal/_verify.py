@@ -111,6 +111,8 @@ class VerificationResult(BaseModel):
     network: bool = False
     #: The agent's processes ran on through the tests (``agent_processes=keep``).
     agent_kept: bool = False
+    #: TCP ports the agent's processes listened on when its phase ended (not kept).
+    agent_ports: list[int] = Field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -403,6 +405,8 @@ async def verify(
     ended = sandbox.end_reason if sandbox.end_reason not in ("", "closed") else ""
     if keep_agent and not sandbox.alive:
         keep_agent = False  # nothing left to keep (the shell exited, a limit ended it)
+    # what the agent left serving: tests that talk to it fail once its processes are gone
+    agent_ports = [] if keep_agent else sandbox.listening_ports()
     if not keep_agent:
         await sandbox.terminate()
     if sandbox.disk is None:
@@ -445,7 +449,31 @@ async def verify(
     result = decide(run, parser=parser, expected=expected, ended=ended,
                     max_output_bytes=max_output_bytes)  # fmt: skip
     result.agent_kept = keep_agent
+    result.agent_ports = agent_ports
+    hint = agent_server_hint(result.output, agent_ports) if not result.resolved else None
+    if hint:
+        result.reasons.append(hint)
     return result
+
+
+#: How a test says it could not connect (requests/urllib3, Python, curl, Node, Go).
+_REFUSED = re.compile(r"Connection refused|ConnectionRefusedError|Errno 111|ECONNREFUSED|"
+                      r"Failed to connect to|connect: connection refused")  # fmt: skip
+
+
+def agent_server_hint(output: str, ports: list[int]) -> str | None:
+    """Why a verification may have failed for want of the agent's servers: the tests could
+    not connect, naming a port the agent's processes were listening on when its phase ended
+    (they are stopped before the tests run). None when the output shows no such thing."""
+    if not ports or not _REFUSED.search(output):
+        return None
+    named = [p for p in ports if re.search(rf"(?<![\d.]){p}(?!\d)", output)]
+    if not named:
+        return None
+    listed = ", ".join(str(p) for p in named)
+    return (f"the tests were refused a connection on port {listed}, where the agent's processes "
+            "were listening when its phase ended; they are stopped before the tests run. If the "
+            "task's tests need the agent's servers: --env-option agent_processes=keep")  # fmt: skip
 
 
 def _simple_index(url: str | None) -> str | None:

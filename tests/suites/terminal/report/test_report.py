@@ -419,3 +419,26 @@ def test_the_report_draws_from_the_stored_attempts_table_not_the_records(
         tables={"terminal_attempts": stored},
     )
     assert [(s.title, s.markdown) for s in drawn] == [(s.title, s.markdown) for s in sections]
+
+
+def test_a_verification_refused_by_the_agents_server_gets_its_own_section(
+    terminal_records: list[EpisodeRecord], sections: list[Any], tmp_path: Path
+) -> None:
+    """Issue 43: the built-in tasks need no server, so the section is absent; an episode whose
+    verification names the agent's server (the hint ``verify`` adds) is listed with its port and
+    the fix."""
+    assert not any(s.title.startswith("Terminal: tests that needed") for s in sections)
+    record = terminal_records[0]
+    truth = dict(record.ground_truth)
+    verification = dict(truth["verification"])
+    verification["reasons"] = [*verification.get("reasons", []),
+                               "the tests were refused a connection on port 8000, ... "
+                               "--env-option agent_processes=keep"]  # fmt: skip
+    verification["agent_ports"] = [8000]
+    truth["verification"] = verification
+    refused = record.model_copy(update={"ground_truth": truth})
+    found = terminal_sections([refused, *terminal_records[1:]], pd.DataFrame(), tmp_path)
+    text = section(found, "Terminal: tests that needed the agent's servers").markdown
+    (row,) = table(text, "task")
+    assert row["task"] == truth["task_id"] and row["ports"] == "8000"
+    assert refused.episode_id[:8] in row["episode"] and "agent_processes=keep" in text
