@@ -394,6 +394,27 @@ def test_radar_normalisation_appendix_c6() -> None:
     assert frame.loc["b", "mi"] == -0.2 and pd.isna(frame.loc["a", "mi"])
 
 
+def test_the_report_draws_the_radar_only_where_three_agents_make_it_mean_something(
+    tmp_path: Path,
+) -> None:
+    """Figures 6/9 have a view (issue 44): drawn for an environment with 3+ agents; with two,
+    min-max scaling makes them best and worst whatever their distance, and the report says
+    why there is no radar instead of drawing one."""
+    from exploreval.report._tide import _radar_part
+
+    three = pd.DataFrame({"env_id": ["e"] * 3, "preset": ["-"] * 3, "agent": ["a", "b", "c"],
+                          "auv": [0.1, 0.5, 0.3], "loop_ratio": [0.5, 0.0, 0.2]})  # fmt: skip
+    two = pd.DataFrame({"env_id": ["f"] * 2, "preset": ["-"] * 2, "agent": ["a", "b"],
+                        "auv": [0.1, 0.5], "loop_ratio": [0.5, 0.0]})  # fmt: skip
+    files: list[Path] = []
+    text = " ".join(_radar_part(pd.concat([three, two]), None, tmp_path, files))
+    assert files == [tmp_path / "tide_radar.png"] and files[0].stat().st_size > 5000
+    assert "Figures 6/9" in text and "fewer than 3 agents are left out" in text
+    files = []
+    text = " ".join(_radar_part(two, None, tmp_path / "none", files))
+    assert files == [] and "No radar" in text and "best and worst" in text
+
+
 # -- through the runner and the report ---------------------------------------------------------------------
 def _reply(messages: list[Message], index: int) -> str:
     """With history the model keeps walking forward; without it, it oscillates 0 <-> 1."""
@@ -440,8 +461,9 @@ def test_memory_index_and_window_curve_from_a_real_run(tmp_path: Path) -> None:
         png = report.parent / f"{name}.png"
         assert png.stat().st_size > 5000, name
         assert f"({name}.png)" in text
-    # min-max scaling over the agents of one run makes the radar meaningless: not drawn
-    assert not (report.parent / "tide_radar.png").exists() and "tide_radar" not in text
+    # three agents (one model under three memories): the radar of Figures 6/9 is drawn
+    assert (report.parent / "tide_radar.png").stat().st_size > 5000
+    assert "(tide_radar.png)" in text and "min-max" in text
 
 
 def test_repeated_invalid_grid_actions_are_loops_in_a_real_run(tmp_path: Path) -> None:
@@ -539,3 +561,35 @@ def test_progress_on_budget_fractions_is_one_interp_per_trajectory_to_the_bit(
     u = np.linspace(0.0, 1.0, FRACTION_POINTS)
     got = _mean_progress_on_fractions(traces, windows, u, block=block)
     assert got.tolist() == _progress_on_fractions_one_by_one(traces, windows).tolist()
+
+
+def test_table4_pairs_where_success_rate_and_auv_disagree_paper_rows() -> None:
+    """TIDE Table 4 from the paper's own FrozenLake and Sudoku numbers (SR %, AUV %): each
+    listed pair comes out, in the paper's direction only, and nothing else of those models."""
+    from exploreval.report._tide import sr_auv_pairs
+
+    models = {
+        "exploreval/FrozenLake-v0": {"Gemini 2.5 Flash": (97.0, 70.7), "DeepSeek-V3.2": (97.0, 73.1),
+                                     "DeepSeek-R1": (96.0, 72.6), "Phi-4-reasoning": (62.0, 48.8),
+                                     "Qwen3-30B-A3B-Instruct": (61.0, 49.0)},
+        "exploreval/Sudoku-v0": {"GLM-4-32B-0414": (55.0, 34.4), "Phi-4-reasoning": (51.0, 37.4),
+                                 "Qwen3-4B-Thinking": (55.0, 30.7)},
+    }  # fmt: skip
+    summary = pd.DataFrame([{"env_id": env, "preset": "paper", "agent": agent, "success_rate": sr,
+                             "auv": auv} for env, rows in models.items()
+                            for agent, (sr, auv) in rows.items()])  # fmt: skip
+    pairs = sr_auv_pairs(summary)
+    got = {(r.env_id.split("/")[1][:6], r.agent_a, r.agent_b) for r in pairs.itertuples()}
+    assert got == {
+        ("Frozen", "Gemini 2.5 Flash", "DeepSeek-V3.2"),
+        ("Frozen", "Gemini 2.5 Flash", "DeepSeek-R1"),
+        ("Frozen", "Phi-4-reasoning", "Qwen3-30B-A3B-Instruct"),
+        ("Sudoku", "GLM-4-32B-0414", "Phi-4-reasoning"),
+        ("Sudoku", "Qwen3-4B-Thinking", "GLM-4-32B-0414"),
+        ("Sudoku", "Qwen3-4B-Thinking", "Phi-4-reasoning"),
+    }
+    row = pairs[(pairs["agent_a"] == "Gemini 2.5 Flash") & (pairs["agent_b"] == "DeepSeek-R1")]
+    assert row[["sr_a", "sr_b", "auv_a", "auv_b"]].iloc[0].tolist() == [97.0, 96.0, 70.7, 72.6]
+    same = pd.DataFrame([{"env_id": "e", "preset": "p", "agent": a, "success_rate": 0.5,
+                          "auv": 0.4} for a in "xy"])  # fmt: skip
+    assert sr_auv_pairs(same).empty  # equal on both: nothing to tell apart

@@ -4,10 +4,9 @@
 * Loop Ratio vs per-task AUV scatter with Spearman's rho (Figure 3)
 * Memory Index bars with paired-bootstrap 95% CIs (Figure 4)
 * AUV against history window size (Figure 5)
-* the radar of Figures 6 / 9 is *not* drawn in reports: min-max scaling across the agents of a
-  run (Appendix C.6) turns two agents into "best" and "worst" whatever their distance, so the
-  picture carries less than the table; ``radar_frame`` / ``plot_radar`` stay for callers who want
-  it with many models.
+* the radar of Figures 6 / 9, for environments with three or more agents: min-max scaling across
+  the agents (Appendix C.6) turns two agents into "best" and "worst" whatever their distance,
+  so with two the report says why there is none
 
 Families that declare (``report.disable_tide_curves``) that TIDE curves mean nothing for them
 (bandits: every episode runs to the horizon, "success" is not solving) get no curves or scatter,
@@ -318,6 +317,57 @@ def radar_frame(summary: pd.DataFrame, memory: pd.DataFrame | None) -> pd.DataFr
     return frame
 
 
+def sr_auv_pairs(summary: pd.DataFrame) -> pd.DataFrame:
+    """Table 4: per environment (and condition), every ordered pair of agents (A, B) with
+    SR(A) >= SR(B) and AUV(A) <= AUV(B), where the two metrics do not agree on an order; a pair
+    equal on both is left out (nothing to tell apart). Sorted by env, then A's SR."""
+    keys = [k for k in ("env_id", "preset", "condition") if k in summary]
+    rows: list[dict[str, Any]] = []
+    for key, part in summary.groupby(keys, sort=True):
+        values = [(str(r["agent"]), float(r["success_rate"]), float(r["auv"]))
+                  for _, r in part.iterrows()
+                  if pd.notna(r["success_rate"]) and pd.notna(r["auv"])]  # fmt: skip
+        for a, sr_a, auv_a in values:
+            for b, sr_b, auv_b in values:
+                if a == b or sr_a < sr_b or auv_a > auv_b or (sr_a == sr_b and auv_a == auv_b):
+                    continue
+                row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+                row.update(agent_a=a, agent_b=b, sr_a=sr_a, sr_b=sr_b, auv_a=auv_a, auv_b=auv_b)
+                rows.append(row)
+    columns = [*keys, "agent_a", "agent_b", "sr_a", "sr_b", "auv_a", "auv_b"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.sort_values([*keys, "sr_a", "agent_a", "agent_b"], ascending=[*[True] * len(keys), False, True, True],
+                             kind="stable").reset_index(drop=True)  # fmt: skip
+
+
+#: Agents an environment needs before its radar is drawn: min-max scaling makes any two agents
+#: "best" and "worst" whatever their distance; from three on, the middle ones carry information.
+RADAR_MIN_AGENTS = 3
+
+
+def _radar_part(
+    summary: pd.DataFrame, memory: pd.DataFrame | None, out_dir: Path, files: list[Path]
+) -> list[str]:
+    """The radar of Figures 6/9 for the environments with at least ``RADAR_MIN_AGENTS`` agents
+    (drawn into ``files``), and a line saying which environments it leaves out and why."""
+    agents = summary.groupby(["env_id", "preset"])["agent"].nunique()
+    wide = [key for key, n in agents.items() if n >= RADAR_MIN_AGENTS]
+    if not wide:
+        return ["", f"_No radar (Figures 6/9): it needs {RADAR_MIN_AGENTS} or more agents in an "
+                "environment, since min-max scaling across agents (Appendix C.6) makes two "
+                "agents best and worst whatever their distance; the table above has the "
+                "values._"]  # fmt: skip
+    keep = pd.Series(list(zip(summary["env_id"], summary["preset"], strict=True))).isin(wide)
+    frame = radar_frame(summary[keep.to_numpy()], memory)
+    files.append(plot_radar(frame, out_dir / "tide_radar.png"))
+    text = ("Radar (Figures 6/9, `tide_radar.png`): AUV, 1 - LR and MI per agent, min-max "
+            "scaled across the agents of each environment (Appendix C.6), so a bar reads only "
+            "against the others in its panel.")  # fmt: skip
+    if len(wide) < len(agents):
+        text += f" Environments with fewer than {RADAR_MIN_AGENTS} agents are left out."
+    return ["", text]
+
+
 def plot_radar(frame: pd.DataFrame, path: Path) -> Path:
     plt = _plt()
     metrics = [("auv_norm", "AUV ↑"), ("one_minus_lr_norm", "1 - LR ↑"), ("mi_norm", "MI ↑")]
@@ -575,6 +625,21 @@ def tide_report(
     window = tables.get("tide_window")
     if window is not None and not window.empty:
         files.append(plot_window_curves(window, out_dir / "tide_window.png"))
+    pairs = sr_auv_pairs(summary)
+    if not pairs.empty:
+        shown_keys = [k for k in keys if k != "agent" and k in pairs]
+        parts += [
+            "",
+            "### Where success rate and AUV disagree (Table 4)",
+            "",
+            "Every pair of agents (A, B) of an environment with SR(A) ≥ SR(B) but "
+            "AUV(A) ≤ AUV(B): the end state ranks A first, the trajectory B.",
+            "",
+            markdown_table(
+                pairs, [*shown_keys, "agent_a", "agent_b", "sr_a", "sr_b", "auv_a", "auv_b"]
+            ),  # fmt: skip
+        ]
+    parts += _radar_part(summary, memory, out_dir, files)
     return [
         ReportSection(
             title="TIDE: AUV, Loop Ratio, Memory Index", markdown="\n".join(parts), files=files

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from PIL import Image
@@ -37,7 +39,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_report_has_the_table_and_four_figures_per_instance(run_dir: Path) -> None:
+def test_report_has_the_table_and_five_figures_per_instance(run_dir: Path) -> None:
     report = build_report(RunDir(run_dir))
     text = report.read_text()
     records = list(RunDir(run_dir).latest_records().values())
@@ -64,7 +66,7 @@ def test_report_has_the_table_and_four_figures_per_instance(run_dir: Path) -> No
     assert 0 < invalid < 1
     assert invalid_line.rstrip(" |").endswith(f"{invalid:.3f}")
     pngs = sorted(p.name for p in report.parent.glob("bandit_*.png"))
-    assert len(pngs) == 8
+    assert len(pngs) == 10 and sum("_fig6_uniform" in n for n in pngs) == 2
     for name in pngs:
         assert f"![{name}]({name})" in text
         with Image.open(report.parent / name) as image:
@@ -103,4 +105,27 @@ def test_many_agents_keep_figures_readable(run_dir: Path, tmp_path: Path) -> Non
     assert "Figure 1 shows the first 8 agents" in section.markdown
     assert "Figures 8 and 9 the first 12" in section.markdown
     assert all(f"cfg{i:02d}" in section.markdown for i in range(14))  # all in the table
-    assert len(section.files) == 4 and all(p.exists() for p in section.files)
+    assert len(section.files) == 5 and all(p.exists() for p in section.files)
+
+
+def test_figure6_draws_k_minfrac_over_time_for_every_agent_and_baseline(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Figure 6 (issue 44): the middle panel is K·MinFrac(t) of each agent, so a uniform-like
+    failure (it stays high) can be seen; the left is SuffFailFreq(t); the simulated baselines
+    are drawn too."""
+    import exploreval.suites.bandit._report as R
+
+    drawn: list[Any] = []
+    monkeypatch.setattr(R, "save_figure", lambda fig, path, **_: drawn.append(fig))
+    records = [r for r in RunDir(run_dir).latest_records().values() if r.preset == "easy"]
+    agents = {name: traj for (_, name), traj in B.group_records(records).items()}
+    R.bandit_report(records, pd.DataFrame(), tmp_path)
+    (fig6,) = [f for f in drawn if len(f.axes) > 1 and f.axes[1].get_ylabel() == "K · MinFrac(t)"]
+    left, middle, _ = fig6.axes
+    assert left.get_ylabel() == "Suffix Failure Frequency @ t"
+    lines = {line.get_label(): line for line in middle.get_lines()}
+    for name, traj in agents.items():
+        label = next(k for k in lines if name in k.split(" = "))
+        assert np.allclose(lines[label].get_ydata(), traj.n_arms * B.min_frac_curve(traj))
+    assert any(k.endswith("(simulated)") for k in lines)

@@ -39,6 +39,7 @@ from exploreval.suites.bandit.stats import (
     best_arm_fraction_curves,
     figure4_markdown,
     group_episodes,
+    min_frac_curve,
     optimal_reward,
     suffix_failure_freq_curve,
     summary_frame,
@@ -253,6 +254,7 @@ def _instance_sections(
     files = [
         _figure3(slug, inst, instance, frame, refs, out_dir, colours, list(agents)),
         _figure1(slug, inst, detail, refs, out_dir, colours),
+        _figure1(slug, inst, detail, refs, out_dir, colours, uniform=True),
         _figure8(slug, inst, agents, refs, out_dir),
         _figure9(slug, inst, agents, refs, out_dir),
     ]
@@ -271,7 +273,8 @@ def _instance_sections(
         + "\n".join(lines)
         + "\n\n"
         "Figures: SuffFailFreq(T/2) vs K·MinFrac(T) with the ε-Greedy curve (Figure 3); "
-        "best-arm plays, SuffFailFreq(t) and time-averaged reward (Figure 1); arm traces "
+        "best-arm plays, SuffFailFreq(t) and time-averaged reward (Figure 1); the same with "
+        "K·MinFrac(t) in the middle, where a uniform-like failure stays high (Figure 6); arm traces "
         f"(Figure 8); per-replicate fraction of best-arm pulls (Figure 9){note}."
     )
     links = _panel_links(agents, replicates or {})
@@ -368,9 +371,16 @@ def _figure1(
     refs: dict[str, BanditTrajectories],
     out_dir: Path,
     colours: dict[str, Any],
+    *,
+    uniform: bool = False,
 ) -> Path:
+    """Figure 1 (best-arm plays, SuffFailFreq(t), reward), or with ``uniform`` Figure 6: the
+    paper's view of uniform-like failures, K·MinFrac(t) in the middle instead of the plays."""
     fig = Figure(figsize=(15, 4.9), layout="constrained")
-    ax_hist, ax_sf, ax_rew = fig.subplots(1, 3)
+    if uniform:
+        ax_sf, ax_hist, ax_rew = fig.subplots(1, 3)  # the paper's order: SF, K·MinFrac, reward
+    else:
+        ax_hist, ax_sf, ax_rew = fig.subplots(1, 3)
     horizon = next(iter(agents.values())).horizon
     t = np.arange(1, horizon + 1)
     # The paper's suffix-failure panels stop at 0.8 T: near T the statistic only says
@@ -379,7 +389,9 @@ def _figure1(
     bins = np.linspace(0, horizon, min(horizon, 25) + 1)
     curves = {
         (kind, name): (
-            np.sort(best_arm_counts(traj)).astype(float),
+            traj.n_arms * min_frac_curve(traj)
+            if uniform
+            else np.sort(best_arm_counts(traj)).astype(float),
             suffix_failure_freq_curve(traj)[:sf_end],
             time_averaged_reward_curve(traj),
         )
@@ -407,23 +419,31 @@ def _figure1(
     ]
     for label, key, colour, style in series:
         counts, sf_curve, reward_curve = curves[key]
-        weights = np.full(counts.shape, 1.0 / len(counts))
-        ax_hist.hist(
-            counts,
-            bins=bins,
-            weights=weights,
-            histtype="step",
-            color=colour,
-            ls=style,
-            lw=1.6,
-            label=label,
-        )
+        if uniform:  # K·MinFrac(t): a uniform-like failure keeps it high over time
+            ax_hist.plot(t, counts, color=colour, ls=style, lw=1.6, label=label)
+        else:
+            weights = np.full(counts.shape, 1.0 / len(counts))
+            ax_hist.hist(
+                counts,
+                bins=bins,
+                weights=weights,
+                histtype="step",
+                color=colour,
+                ls=style,
+                lw=1.6,
+                label=label,
+            )
         ax_sf.plot(t[:sf_end], sf_curve, color=colour, ls=style, lw=1.6, label=label)
         ax_rew.plot(t, reward_curve, color=colour, ls=style, lw=1.6, label=label)
     opt = optimal_reward(next(iter(refs.values())))
     ax_rew.axhline(opt, color="black", ls=":", lw=1.2, label="OPT")
-    ax_hist.set_xlabel(f"Plays of the best arm in rounds [1,{horizon}]")
-    ax_hist.set_ylabel("Fraction of replicates")
+    if uniform:
+        ax_hist.set_xlabel("Time step (t)")
+        ax_hist.set_ylabel("K · MinFrac(t)")
+        ax_hist.set_ylim(-0.02, 1.02)
+    else:
+        ax_hist.set_xlabel(f"Plays of the best arm in rounds [1,{horizon}]")
+        ax_hist.set_ylabel("Fraction of replicates")
     ax_sf.set_xlabel("Time step (t)")
     ax_sf.set_ylabel("Suffix Failure Frequency @ t")
     ax_sf.set_ylim(-0.02, 1.02)
@@ -434,7 +454,7 @@ def _figure1(
     # one legend for the three panels, below them: inside any panel it covered curves
     figure_legend_below(fig, ax_rew, ncol=6)
     fig.suptitle(f"{inst}: baselines dashed ({REFERENCE_REPLICATES} simulated replicates)")
-    path = out_dir / f"bandit_{slug}_fig1_detail.png"
+    path = out_dir / f"bandit_{slug}_{'fig6_uniform' if uniform else 'fig1_detail'}.png"
     save_figure(fig, path, dpi=100)
     return path
 
