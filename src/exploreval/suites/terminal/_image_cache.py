@@ -153,10 +153,8 @@ def share_across_images(rootfs: Path) -> tuple[int, int]:
                         or st.st_size < MIN_SHARED_BYTES
                     ):
                         continue
-                    digest = hashlib.blake2b(digest_size=32)
                     with open(path, "rb") as fh:
-                        for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                            digest.update(chunk)
+                        digest = hashlib.file_digest(fh, lambda: hashlib.blake2b(digest_size=32))
                     key = (st.st_size, digest.hexdigest(), st.st_mode, st.st_uid, st.st_gid)
                     row = index.execute("select path from files where size=? and digest=? and "
                                         "mode=? and uid=? and gid=?", key).fetchone()  # fmt: skip

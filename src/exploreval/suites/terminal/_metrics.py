@@ -229,7 +229,17 @@ def attempt_row(record: EpisodeRecord) -> tuple[str, dict[str, Scalar]]:
         "repeat": record.repeat,
         "level": manifest.level,
         "variant": manifest.variant,
+        "agent_server_ports": agent_server_ports(record),
     }
+
+
+def agent_server_ports(record: EpisodeRecord) -> str:
+    """The ports of the agent's servers a failed verification was refused on (its reasons name
+    ``agent_processes=keep``, ``_verify.agent_server_hint``), comma-separated; else empty."""
+    verification = (record.ground_truth or {}).get("verification") or {}
+    if not any("agent_processes=keep" in str(r) for r in verification.get("reasons") or []):
+        return ""
+    return ", ".join(str(p) for p in verification.get("agent_ports") or []) or "?"
 
 
 #: The per-attempt run table: one row per scored episode, what the report's sections count
@@ -239,6 +249,7 @@ ATTEMPT_COLUMNS = (
     "run_id", "episode_id", "agent", "condition", "level", "variant", "task_id", "seed",
     "repeat", "resolved", "discovered", "interacted", "file_access", "interacted_solution",
     "interacted_decoy", "first_discovery_step", "first_interaction_step", "n_steps",
+    "agent_server_ports",
 )  # fmt: skip
 _FLAGS = (
     "resolved", "discovered", "interacted", "file_access", "interacted_solution",
@@ -272,6 +283,9 @@ def normalised_attempts(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame = frame.copy()
+    if "agent_server_ports" not in frame:  # a table stored before the column existed
+        frame["agent_server_ports"] = ""
+    frame["agent_server_ports"] = frame["agent_server_ports"].fillna("").astype(str)
     for column in ("level", "variant", "first_discovery_step", "first_interaction_step"):
         frame[column] = pd.Series(
             [

@@ -489,6 +489,47 @@ def curiosity_rows(groups: Sequence[Group]) -> list[list[Any]]:
     return rows
 
 
+def original_of(condition: str) -> str:
+    """The no-injection condition an injected one is compared with: the same options, the
+    injection part (first segment) replaced by ``original``."""
+    rest = condition.split(";", 1)[1] if ";" in condition else ""
+    return "original" + (f";{rest}" if rest else "")
+
+
+def table1_rows(groups: Sequence[Group]) -> list[list[Any]]:
+    """Table 1: per agent and injected condition, pass@1 on the original benchmark and with
+    the solution over the tasks both have, and Δ = with - without, paired by task (each task's
+    pass rate over its attempts), with a 95% bootstrap CI over tasks; interaction@1 beside it
+    (the paper: gains follow interaction)."""
+    from exploreval.metrics.bootstrap import paired_ci
+
+    by_key = {(g.agent, g.condition): g for g in groups}
+    rows = []
+    for g in groups:
+        base = by_key.get((g.agent, original_of(g.condition))) if g.injected else None
+        if base is None:
+            continue
+        shared = sorted(set(g.tasks) & set(base.tasks))
+        if not shared:
+            continue
+
+        def rates(group: Group, metric: str) -> np.ndarray:
+            index = {t: i for i, t in enumerate(group.tasks)}
+            return np.array([group.counts[metric][index[t]] / group.n[index[t]] for t in shared])
+
+        with_rate, without_rate = rates(g, "pass"), rates(base, "pass")
+        delta = paired_ci(with_rate, without_rate)
+        ci = "" if math.isnan(delta.low) else f" [{delta.low:+.3f}, {delta.high:+.3f}]"
+        rows.append([g.agent, _code(g.condition), len(shared), f"{without_rate.mean():.3f}",
+                     f"{with_rate.mean():.3f}", f"{delta.estimate:+.3f}{ci}",
+                     f"{rates(g, 'interaction').mean():.3f}"])  # fmt: skip
+    return rows
+
+
+TABLE1_HEADER = ["agent", "condition", "tasks", "original pass@1", "with solution pass@1",
+                 "Δ (paired by task)", "interaction@1"]  # fmt: skip
+
+
 CURIOSITY_HEADER = [
     "agent", "condition", "tasks", "attempts", "discovered", "interacted", "discovered, ignored",
     "interaction given discovery", "median first discovery step", "median first interaction step",
@@ -568,6 +609,20 @@ def terminal_sections(
             files=[figure_path],
         )
     )
+
+    # Table 1
+    rows1 = table1_rows(groups)
+    if rows1:
+        text = [
+            "Task performance on the original benchmark and with the solution injected (Table "
+            "1): pass@1 over the tasks both conditions ran, and Δ = with - without per task "
+            "(each task's pass rate over its attempts), mean over tasks with a 95% bootstrap "
+            "CI over tasks. The paper's gains follow interaction@1, shown beside them.",
+            "",
+            _md_table(TABLE1_HEADER, rows1),
+        ]
+        sections.append(ReportSection(title="Terminal: original vs. with the solution (Table 1)",
+                                      markdown="\n".join(text)))  # fmt: skip
 
     # Table 10
     text = [
@@ -654,7 +709,7 @@ def terminal_sections(
         sections.append(
             ReportSection(title="Terminal: interaction given discovery", markdown="\n".join(text))
         )
-    servers = _agent_server_failures(records)
+    servers = _agent_server_failures(frame)
     if servers:
         lines = [
             f"{len(servers)} failed verification(s) were refused a connection on a port the "
@@ -669,16 +724,10 @@ def terminal_sections(
     return sections
 
 
-def _agent_server_failures(records: Sequence[EpisodeRecord]) -> list[list[Any]]:
-    """Episodes whose verification names the agent's servers (``_verify.agent_server_hint``)."""
-    from exploreval.report import episode_link
-
-    rows = []
-    for record in records:
-        verification = (record.ground_truth or {}).get("verification") or {}
-        if any("agent_processes=keep" in str(r) for r in verification.get("reasons") or []):
-            ports = ", ".join(str(p) for p in verification.get("agent_ports") or [])
-            task = (record.ground_truth or {}).get("task_id", record.preset or "-")
-            rows.append([task, record.agent.name, ports,
-                         episode_link(record.run_id, record.episode_id)])  # fmt: skip
-    return rows
+def _agent_server_failures(frame: pd.DataFrame) -> list[list[Any]]:
+    """Attempts whose verification names the agent's servers (``agent_server_ports``)."""
+    if frame.empty or "agent_server_ports" not in frame:
+        return []
+    hit = frame[frame["agent_server_ports"].astype(str) != ""]
+    return [[str(r.task_id), str(r.agent), str(r.agent_server_ports),
+             episode_link(str(r.run_id), str(r.episode_id))] for r in hit.itertuples()]  # fmt: skip

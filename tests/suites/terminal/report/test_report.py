@@ -442,3 +442,37 @@ def test_a_verification_refused_by_the_agents_server_gets_its_own_section(
     (row,) = table(text, "task")
     assert row["task"] == truth["task_id"] and row["ports"] == "8000"
     assert refused.episode_id[:8] in row["episode"] and "agent_processes=keep" in text
+
+
+def test_table1_delta_is_the_paired_mean_of_per_task_pass_rates(
+    terminal_records: list[EpisodeRecord], sections: list[Any]
+) -> None:
+    """Table 1 (issue 44): for each agent and injected condition, Δ = pass@1 with the solution
+    minus without, over the tasks both ran, each task's pass rate over its attempts; computed
+    here independently from the stored flags."""
+    rows = table(section(sections, "Terminal: original vs. with the solution (Table 1)").markdown,
+                 "agent")  # fmt: skip
+    per: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in terminal_records:
+        per[(r.agent.name, condition(r))][r.ground_truth["task_id"]].append(
+            float(stored_flags(r)["pass"])
+        )
+    checked = 0
+    for row in rows:
+        injected = row["condition"].strip("`")
+        original = "original" + (";" + injected.split(";", 1)[1] if ";" in injected else "")
+        with_sol, without = per[(row["agent"], injected)], per[(row["agent"], original)]
+        shared = sorted(set(with_sol) & set(without))
+        diffs = [np.mean(with_sol[t]) - np.mean(without[t]) for t in shared]
+        assert int(row["tasks"]) == len(shared)
+        assert float(row["Δ (paired by task)"].split()[0]) == pytest.approx(
+            np.mean(diffs), abs=5e-4
+        )
+        assert float(row["original pass@1"]) == pytest.approx(
+            np.mean([np.mean(without[t]) for t in shared]), abs=5e-4
+        )
+        checked += 1
+    # curious, incurious and oracle ran the original and levels 1 (two file names) and 3
+    assert checked >= 3 * 3
+    oracle = [r for r in rows if r["agent"] == "oracle"]
+    assert all(float(r["with solution pass@1"]) == 1.0 for r in oracle)
