@@ -34,6 +34,7 @@ def test_hand_made_episode_metrics(tmp_path: Path) -> None:
         "revisits": row["revisits"],
         "cells_visited": row["cells_visited"],
         "coverage": row["cells_visited"] / 8,
+        "prompt_set": None,  # a scripted agent has no prompt
     }
     positions = record_positions(record)
     entered_again = sum(

@@ -53,7 +53,20 @@ def grid_episode_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
         "revisits": revisits,
         "cells_visited": len(seen),
         "coverage": (len(seen) / traversable) if traversable > 0 else None,
+        "prompt_set": prompt_set(record),
     }
+
+
+def prompt_set(record: EpisodeRecord) -> str | None:
+    """The LLM agent's prompt set as the paper names its variants (``default``,
+    ``default-exploration``, ``reasoning-balance``...), from the harness options stored with
+    the episode; None for a scripted agent or a harness without a strategy."""
+    harness = record.agent.config.get("harness") if record.agent.kind == "llm" else None
+    if not isinstance(harness, dict) or "strategy" not in harness:
+        return None
+    strategy = str(harness["strategy"])
+    base = "reasoning" if harness.get("reasoning") else "default"
+    return base + ("" if strategy == "base" else f"-{strategy}")
 
 
 def record_budget(record: EpisodeRecord) -> int | None:

@@ -94,6 +94,9 @@ def register() -> None:
     register_report(
         FAMILY, "explore_exploit_figure1", f"{_M}._explore_exploit_report:figure1_report"
     )
+    register_report(
+        FAMILY, "explore_exploit_figure5", f"{_M}._explore_exploit_report:figure5_report"
+    )
     register_run_metrics(
         FAMILY,
         "exploration_fraction",

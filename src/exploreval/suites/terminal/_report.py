@@ -513,7 +513,7 @@ def table1_rows(groups: Sequence[Group]) -> list[list[Any]]:
         if not shared:
             continue
 
-        def rates(group: Group, metric: str) -> np.ndarray:
+        def rates(group: Group, metric: str, shared: list[str] = shared) -> np.ndarray:
             index = {t: i for i, t in enumerate(group.tasks)}
             return np.array([group.counts[metric][index[t]] / group.n[index[t]] for t in shared])
 
