@@ -12,7 +12,10 @@ import asyncio
 import json
 from typing import Any
 
+import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exploreval.core import Message
 from exploreval.models import Constraint, OpenAIClient, SamplingParams
@@ -54,9 +57,91 @@ def test_every_grammar_parses_with_llama_cpp(name: str) -> None:
     llama_cpp.LlamaGrammar.from_string(constraint.grammar, verbose=False)  # raises if invalid
 
 
+def _unbounded_repetitions(grammar: str) -> list[str]:
+    """The grammar's lines that repeat without a bound (``*`` or ``+`` outside literals and
+    character classes): a reply that can run until the context is full."""
+    import re
+
+    bare = [
+        re.sub(r'"(\\.|[^"\\])*"|\[(\\.|[^\]\\])*\]', "", line) for line in grammar.splitlines()
+    ]
+    return [line for line in bare if "*" in line or "+" in line]
+
+
+@pytest.mark.parametrize("name", [n for n, _, _ in _harnesses()])
+def test_every_grammar_is_finite(name: str) -> None:
+    """Issue 42's measurement: the distribution answer's open ``pair*`` list let the embedded
+    model write pairs until its context was full, minutes per step. Every grammar a harness
+    sends bounds each repetition (the bandit distribution: one pair per arm)."""
+    harness, info = next((h, i) for n, h, i in _harnesses() if n == name)
+    constraint = harness.constraint("", info)
+    assert constraint is not None and constraint.grammar
+    assert _unbounded_repetitions(constraint.grammar) == []
+    assert _unbounded_repetitions('root ::= "a"* [^<]+') == ["root ::= * +"]  # the check sees
+
+
+@given(
+    weights=st.lists(st.integers(0, 999), min_size=3, max_size=3).filter(any),
+    spaces=st.lists(st.booleans(), min_size=2, max_size=2),
+)
+def test_a_distribution_in_the_grammars_shape_is_a_valid_answer(
+    weights: list[int], spaces: list[bool]
+) -> None:
+    """The distribution grammar names every arm once, in order (the parser refuses an arm named
+    twice, which the open grammar let the embedded model write 6 times in 10), with some weight
+    above zero (all zeros: 2 times in 10); any reply of that shape parses to an arm."""
+    import re
+
+    import numpy as np
+
+    from exploreval.agents import EpisodeContext
+    from exploreval.suites.bandit._harness import BanditPromptHarness
+
+    harness = BanditPromptHarness("BNRND")
+    harness.n_arms = 3
+    harness.ctx = EpisodeContext(
+        "exploreval/Bandit-v0", "bandit", None, 0, 0, np.random.default_rng(0)
+    )
+    grammar = harness.constraint("", {}).grammar  # type: ignore[union-attr]
+    names = harness.design.arm_names(3)
+    harness.env_labels = list(names)  # the env's own labels (set when an episode starts)
+    alternatives = grammar.splitlines()[0].split(" | ")
+    assert len(alternatives) == 3  # by the position of the first weight above zero
+    for alternative in alternatives:
+        assert [alternative.count(f'"{n}"') for n in names] == [1, 1, 1]
+        assert re.search(" .*".join(f'"{n}"' for n in names), alternative)  # the prompt's order
+        assert alternative.count(" nonzero") == 1  # never all zeros (the parser refuses them)
+    pairs = [f"{n}:{w}" for n, w in zip(names, weights, strict=True)]
+    body = pairs[0] + "".join(("," + " " * s) + p for s, p in zip(spaces, pairs[1:], strict=True))
+    parsed = harness.parse(f"I pick.<Answer>{body}</Answer>")
+    assert parsed.action is not None, parsed
+
+
+def test_the_embedded_model_gets_a_max_tokens_when_the_agent_sets_none() -> None:
+    """A local model's request carries ``LOCAL_MAX_TOKENS`` unless the agent sets its own; any
+    other endpoint gets exactly what the agent set (nothing)."""
+    from exploreval.models import open_model_client
+    from exploreval.models._openai import LOCAL_MAX_TOKENS
+
+    async def go(client: Any) -> None:
+        try:
+            await client.complete([Message(role="user", content="a")], SamplingParams())
+            await client.complete([Message(role="user", content="b")], SamplingParams(max_tokens=7))
+        finally:
+            await client.aclose()
+
+    with StubServer(reply_fn=lambda messages: "ok") as server:
+        for model in ("local:smollm2", "some-model"):
+            asyncio.run(go(open_model_client(model, base_url=server.base_url, max_retries=0)))
+        local_default, local_own, remote_default, remote_own = server.requests[-4:]
+    assert local_default["max_tokens"] == LOCAL_MAX_TOKENS and local_own["max_tokens"] == 7
+    assert "max_tokens" not in remote_default and remote_own["max_tokens"] == 7
+
+
 def _json_harnesses() -> list[tuple[str, Any, dict[str, Any], dict[str, Any]]]:
     from exploreval.suites.task2quiz._harness import Task2QuizHarness
     from exploreval.suites.terminal._harness import (
+        SWEAgentHarness,
         TerminalUseHarness,
         Terminus1Harness,
         Terminus2Harness,
@@ -75,6 +160,8 @@ def _json_harnesses() -> list[tuple[str, Any, dict[str, Any], dict[str, Any]]]:
         ("terminus-2", Terminus2Harness(), {},
          {"analysis": "a", "plan": "b", "task_complete": False,
           "commands": [{"keystrokes": "ls\n", "duration": 1}]}),
+        ("swe-agent", SWEAgentHarness(), {}, {"name": "bash", "arguments": {"command": "ls"}}),
+        ("swe-agent-submit", SWEAgentHarness(), {}, {"name": "submit", "arguments": {}}),
     ]  # fmt: skip
 
 
@@ -86,8 +173,22 @@ def test_a_reply_that_satisfies_the_schema_is_a_valid_action(name: str) -> None:
     assert constraint is not None and constraint.json_schema is not None
     schema = constraint.json_schema
     assert set(schema["required"]) == set(reply) and schema["additionalProperties"] is False
+    jsonschema.validate(reply, schema)  # the sample is an instance
     parsed = harness.parse(json.dumps(reply))
     assert parsed.action is not None, parsed.reason
+
+
+def test_the_swe_agent_schema_gives_each_tool_its_own_arguments() -> None:
+    """With ``arguments: {"type": "object"}`` the embedded model wrote ``{"command_list": [1]}``
+    for bash 10 times in 10: the schema now admits only the tools' own argument shapes."""
+    from exploreval.suites.terminal._harness import SWEAgentHarness
+
+    schema = SWEAgentHarness().constraint("", {}).json_schema  # type: ignore[union-attr]
+    for wrong in ({"name": "bash", "arguments": {"command_list": [1]}},
+                  {"name": "bash", "arguments": {"command": ""}},
+                  {"name": "edit", "arguments": {}}):  # fmt: skip
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
 
 
 def test_textworld_commands_are_the_admissible_ones_when_the_env_lists_them() -> None:

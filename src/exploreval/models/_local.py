@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import importlib.resources
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -148,7 +149,26 @@ class LocalServer:
             stdin=subprocess.DEVNULL,
         )
         self._wait_ready()
+        self._warm_up()
         return self
+
+    def _warm_up(self) -> None:
+        """One 1-token completion before anyone times a call: the server's first request pages
+        the weights in and sets up its buffers (seconds, not the model's speed), which would
+        otherwise land in the first step's recorded latency. A failure here is left for the
+        first real call to report, with its own context."""
+        body = json.dumps({"model": self.model, "max_tokens": 1,
+                           "messages": [{"role": "user", "content": "hi"}]}).encode()  # fmt: skip
+        request = urllib.request.Request(  # noqa: S310 - loopback
+            f"{self.base_url}/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        with (
+            contextlib.suppress(urllib.error.URLError, OSError, TimeoutError),
+            urllib.request.urlopen(request, timeout=self.startup_timeout_s) as response,  # noqa: S310
+        ):
+            response.read()
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s

@@ -115,6 +115,14 @@ def clean_text(text: str, secret: str | None) -> str:
 SDK_SHARD = 32
 
 
+#: ``max_tokens`` of an embedded-model request whose agent sets none. llama.cpp otherwise
+#: generates until the context (8,192 tokens) is full: a reply the grammar lets run on (a JSON
+#: string, a list) took minutes per step on 2 cores, past the client's timeout, and each retry
+#: started again while the abandoned request kept the server busy. The longest harness reply
+#: seen from the embedded model (a terminal keystroke batch with its analysis) is far shorter.
+LOCAL_MAX_TOKENS = 1024
+
+
 #: Longest string bound kept in a schema sent to llama.cpp (see :func:`llama_schema`).
 LLAMA_MAX_LENGTH = 32
 
@@ -125,7 +133,8 @@ def llama_schema(schema: Any) -> Any:
     string's ``maxLength`` into that many nested optional rules: the terminal harnesses'
     ``maxLength: 2000`` keystrokes made a grammar its parser refuses, and the embedded server
     died with it. Bounds above :data:`LLAMA_MAX_LENGTH` are dropped (the reply is bounded by
-    ``max_tokens`` anyway, and the harness's parser still checks what it reads)."""
+    ``max_tokens`` anyway, by default :data:`LOCAL_MAX_TOKENS` for the embedded model, and
+    the harness's parser still checks what it reads)."""
     if isinstance(schema, list):
         return [llama_schema(item) for item in schema]
     if not isinstance(schema, dict):
@@ -155,8 +164,13 @@ class OpenAIClient(ModelClient):
         prices: PriceTable | None = None,
         server_death: Callable[[], str | None] | None = None,
         constrain_wire: str = "auto",
+        default_max_tokens: int | None = None,
     ) -> None:
         self.model = model
+        #: Sent as ``max_tokens`` when the agent sets none (the embedded model: see
+        #: ``LOCAL_MAX_TOKENS``). Not part of the cache key: it bounds a runaway reply, and a
+        #: reply that ends by itself is the same with or without it.
+        self.default_max_tokens = default_max_tokens
         #: For a server we started (the embedded model): how it died, or None while it runs. A
         #: failed connection asks it first, so a crashed server stops the run at once with its
         #: exit signal and log instead of after every retry as "cannot connect".
@@ -253,6 +267,8 @@ class OpenAIClient(ModelClient):
         }
         if params.constraint is not None:
             body.update(self.constraint_body(params.constraint))
+        if params.max_tokens is None and self.default_max_tokens is not None:
+            body["max_tokens"] = self.default_max_tokens
         retry_log: list[str] = []
         attempt = 0
         while True:

@@ -39,7 +39,7 @@ def open_model_client(
     """The real client: the openai SDK against ``base_url`` with an optional SQLite cache
     (``cache_path``), or the given ``cache`` (a cluster worker's :class:`TransitCache`)."""
     from exploreval.models._cache import ResponseCache
-    from exploreval.models._openai import OpenAIClient
+    from exploreval.models._openai import LOCAL_MAX_TOKENS, OpenAIClient
     from exploreval.models._pricing import default_price_table
 
     if cache is None and cache_path:
@@ -59,6 +59,7 @@ def open_model_client(
         prices=default_price_table(prices),
         server_death=_local_server_death(model) if local else None,
         constrain_wire=constrain_wire,
+        default_max_tokens=LOCAL_MAX_TOKENS if local else None,
     )
 
 

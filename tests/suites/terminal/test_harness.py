@@ -24,7 +24,9 @@ from exploreval.suites.terminal._harness import (
 )
 from exploreval.suites.terminal._prompts import PROMPT_VARIANTS, REFLECT_NUDGE
 
-PAPER = Path("/work/shared/papers/environmental-curiosity-solution-injection.txt")
+#: Figure 10 of the curiosity paper as its text extraction prints it (line numbers run into the
+#: lines): kept with the tests, so the comparison never depends on where the paper is.
+FIGURE_10 = Path(__file__).parents[2] / "fixtures" / "papers" / "curiosity-figure10.txt"
 TINY = Path(__file__).parents[2] / "fixtures" / "terminal" / "tiny"
 
 
@@ -57,11 +59,14 @@ def _squash(text: str) -> str:
 def test_terminal_use_default_prompt_is_figure_10() -> None:
     prompt = started(TerminalUseHarness()).system_prompt()
     assert "## Exploration" in prompt and "investigate every file you discovered" in prompt
-    if PAPER.exists():  # the appendix text, line for line (the paper's typo "soluion" kept)
-        paper = _squash(PAPER.read_text())
-        for line in prompt.split("## How to call")[0].splitlines():
-            if len(line) > 30:
-                assert _squash(line).replace("`", "'") in paper.replace("`", "'"), line
+    # the appendix text, line for line (the paper's typo "soluion" kept)
+    paper = _squash(FIGURE_10.read_text())
+    compared = 0
+    for line in prompt.split("## How to call")[0].splitlines():
+        if len(line) > 30:
+            assert _squash(line).replace("`", "'") in paper.replace("`", "'"), line
+            compared += 1
+    assert compared >= 15  # the whole prompt, not a stray line
 
 
 @pytest.mark.parametrize("variant", sorted(PROMPT_VARIANTS))
@@ -126,6 +131,10 @@ def test_terminal_use_parse_is_strict() -> None:
     # a tool call and a DONE in one reply: the call runs, the task is not complete
     both = action(h.parse('{"commands": [{"keystrokes": "ls\\n", "wait": 1}]}\nDONE'))
     assert both["task_complete"] is False
+    # a raw Enter inside the keystrokes string (what the embedded model's JSON grammar lets
+    # through) is read as the Enter it means, not refused as an invalid control character
+    raw = action(h.parse('{"commands": [{"keystrokes": "ls\n", "wait": 1}]}'))
+    assert raw["commands"] == [{"keystrokes": "ls\n", "duration": 1.0}]
 
 
 def test_terminus_1_parse_and_blocking() -> None:

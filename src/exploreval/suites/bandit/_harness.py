@@ -12,6 +12,7 @@ from exploreval.agents import (
     gbnf_choice,
     gbnf_free_text,
     gbnf_grammar,
+    gbnf_literal,
 )
 from exploreval.core import Message, option_bool
 from exploreval.models import Constraint
@@ -119,9 +120,21 @@ class BanditPromptHarness(Harness):
         distribution code, ``name:weight`` pairs): what :meth:`parse` reads."""
         names = self.design.arm_names(self.n_arms)
         if self.design.distribution:
-            number = '[0-9]{1,3} ("." [0-9]{1,4})?'
-            answer = 'pair ("," " "? pair)*'
-            rules = {"pair": f'arm ":" {number}', "arm": gbnf_choice(names)}
+            # every arm once, in the prompt's order: the parser refuses an arm named twice (the
+            # embedded model wrote "red:1,green:2,red:3" 6 times in 10 when any arm could come
+            # next), and an open list of pairs ran until the context was full (minutes a step)
+            # and some weight above 0 (the parser refuses weights that sum to 0, which the
+            # embedded model then wrote 2 times in 10): the first non-zero weight's position
+            # picks the alternative, zeros before it, any weight after
+            def pairs(first_nonzero: int) -> str:
+                kinds = ["zero"] * first_nonzero + ["nonzero"] + ["weight"] * len(names)
+                return ' "," " "? '.join(f'{gbnf_literal(n)} ":" {kind}'
+                                         for n, kind in zip(names, kinds, strict=False))  # fmt: skip
+
+            answer = "(" + " | ".join(f"({pairs(i)})" for i in range(len(names))) + ")"
+            rules = {"weight": '[0-9]{1,3} ("." [0-9]{1,4})?',
+                     "zero": '"0" ("." "0"{1,4})?',
+                     "nonzero": '[1-9] [0-9]{0,2} ("." [0-9]{1,4})? | "0." [0-9]{0,3} [1-9]'}  # fmt: skip
         else:
             answer, rules = "arm", {"arm": gbnf_choice(names)}
         root = f'{gbnf_free_text(120, without="<")} "<Answer>" {answer} "</Answer>"'

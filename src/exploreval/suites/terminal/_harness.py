@@ -175,7 +175,10 @@ def _json_object(text: str) -> tuple[Any, str]:
     start = text.find("{")
     if start != -1:
         candidates.append((text[start:], text[:start]))
-    decoder = json.JSONDecoder()
+    # strict=False: a raw newline or tab inside a string is read as itself. Keystrokes are
+    # the one place a reply means a literal Enter, the embedded model's JSON grammar lets one
+    # through (8 of 10 terminal_use replies were refused for it), and the meaning is plain.
+    decoder = json.JSONDecoder(strict=False)
     error = "no JSON object in the reply"
     for candidate, before in candidates:
         try:
@@ -187,6 +190,12 @@ def _json_object(text: str) -> tuple[Any, str]:
             return value, before
         error = "the reply's JSON is not an object"
     return None, error
+
+
+def _closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A JSON schema object with exactly these properties (``required`` of them required)."""
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": False}  # fmt: skip
 
 
 def _seconds(value: Any, where: str) -> float | str:
@@ -599,10 +608,25 @@ class SWEAgentHarness(_TerminalHarness):
     def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
         """One tool call object: ``{"name": "bash"|"submit"|"str_replace_editor", ...}``."""
         names = ["bash", "submit"] + (["str_replace_editor"] if self.tools == "bash+editor" else [])
-        schema = {"type": "object", "properties": {
-            "name": {"type": "string", "enum": names},
-            "arguments": {"type": "object"}},
-            "required": ["name", "arguments"]}  # fmt: skip
+        # each tool's own arguments: with a bare {"type": "object"} the embedded model wrote
+        # {"command_list": [1]} for bash 10 times in 10 (issue 42's measurement)
+        shapes: list[dict[str, Any]] = [
+            _closed_object({"command": {"type": "string", "minLength": 1}}, ["command"]),
+            _closed_object({}, []),  # submit
+        ]
+        if self.tools == "bash+editor":
+            shapes.append(_closed_object({
+                "command": {"type": "string",
+                            "enum": ["view", "create", "str_replace", "insert", "undo_edit"]},
+                "path": {"type": "string"}, "file_text": {"type": "string"},
+                "old_str": {"type": "string"}, "new_str": {"type": "string"},
+                "insert_line": {"type": "integer"},
+                "view_range": {"type": "array", "items": {"type": "integer"},
+                               "minItems": 2, "maxItems": 2}}, ["command", "path"]))  # fmt: skip
+        schema = _closed_object(
+            {"name": {"type": "string", "enum": names}, "arguments": {"anyOf": shapes}},
+            ["name", "arguments"],
+        )
         return Constraint(name="swe-agent tool call", json_schema=schema)
 
     def _parse(self, text: str) -> ParsedAction:
