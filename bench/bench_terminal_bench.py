@@ -14,7 +14,9 @@ For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's 
 Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
 ``ok_keep`` (ok with ``agent_processes=keep``: its tests talk to a server the agent started),
-``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution``, ``error``. The summary
+``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution``, ``no_tests`` (the
+tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
+gold's own verification named ``agent_processes=keep`` (the hint users get). The summary
 prints the counts, the share ok of the tasks that need no unreachable host, build times and the
 median sandbox start from a cached image. ``--json`` writes every task's row.
 """
@@ -124,8 +126,9 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
     if not task.solution:
         row.update(category="no_solution", reason="the task ships no solution.sh/solution.yaml")
         return row
-    # Terminal-Bench's containers have a network, and many solutions install what they use.
-    options = {"tasks": str(task_dir), "image": "build", "cast": True, "network": True}
+    # as shipped, with the defaults a loaded task gets: Terminal-Bench's containers have a
+    # network (and many solutions install what they use), which a loaded task now has too
+    options = {"tasks": str(task_dir), "image": "build", "cast": True}
     try:
         untouched = await _episode(TerminalEnv(**options), gold=False)
         gold = await _episode(TerminalEnv(**options), gold=True)
@@ -135,6 +138,9 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         return row
     row["gold_resolved"] = gold["resolved"]
     row["untouched_resolved"] = untouched["resolved"]
+    # did the verification itself name the agent's servers (the hint users get)?
+    row["hint_keep"] = any("agent_processes=keep" in str(r)
+                           for r in gold["verification"].get("reasons") or [])  # fmt: skip
     if not gold["resolved"]:  # a server the tests connect to? Terminal-Bench keeps it running
         try:
             kept = {**options, "agent_processes": "keep"}
@@ -149,6 +155,10 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         row["gold_resolved"] = gold["resolved"]
     if not gold["resolved"]:
         verification = gold["verification"]
+        if not verification.get("expected") and verification.get("parser") == "pytest":
+            row.update(category="no_tests", reason="the task's tests define no test (an empty "
+                       "or unreadable test file)")  # fmt: skip
+            return row
         text = gold["pane"] + verification.get("output", "")
         host = _unreachable(text, task_dir)
         row.update(
@@ -217,7 +227,7 @@ def main() -> None:
                 fh.write(json.dumps(row) + "\n")
     counts = Counter(r["category"] for r in rows)
     total = len(rows)
-    reachable = total - counts["unreachable"]
+    reachable = total - counts["unreachable"] - counts["no_tests"]
     print(f"\n{total} tasks: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     loaded = total - counts["refused"]
     good = counts["ok"] + counts["ok_keep"]
@@ -226,8 +236,12 @@ def main() -> None:
         f"({counts['ok_keep']} of them with agent_processes=keep)"
     )
     if reachable:
-        print(f"ok among tasks that need no unreachable host: {good} of {reachable} "
-              f"({100 * good / reachable:.0f}%)")  # fmt: skip
+        print(f"ok among tasks that need no unreachable host (and define tests): {good} of "
+              f"{reachable} ({100 * good / reachable:.0f}%)")  # fmt: skip
+    if counts["ok_keep"]:
+        hinted = sum(bool(r.get("hint_keep")) for r in rows if r["category"] == "ok_keep")
+        print(f"the verification's own hint named agent_processes=keep for {hinted} of the "
+              f"{counts['ok_keep']} tasks that need it")  # fmt: skip
     builds = [r["image_built_s"] for r in rows if r.get("image_built_s")]
     if builds:
         print(f"image build time (uncached): median {statistics.median(builds):.1f} s, "

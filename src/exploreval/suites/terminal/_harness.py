@@ -51,6 +51,21 @@ _KEYS_RULES = """## keystrokes
 - Do not include extra whitespaces before or after the keystrokes unless necessary.
 - only include multiple commands at a time when you expect the commands to finish almost instantly (like cd), otherwise use one command at a time!"""
 
+_WAIT_AND_RESULT = """## wait
+- "wait" specifies the number of seconds to wait before the next "keystrokes" will be sent or, in case it's already the last one, the seconds to wait before the terminal screen will get captured (via `tmux capture-pane`) and returned as tool result.
+- For slow commands (e.g. make, python3 [long running script], wget [file]), allow enough time for execution.
+- Do NOT wait longer than 60 seconds in one go. Prefer polling in shorter intervals to see intermediate status.
+
+## "terminal_use" result
+- After all the commands are sent and the wait is over, you'll see the latest terminal status in "terminal_status". It will show either "Current Terminal Screen" which is obtained by `tmux capture-pane -p` and contains only the visible contents of the pane, or "New Terminal History" which is obtained by `tmux capture-pane -p -S -` (i.e. capturing the full history) and then dropping the old history that has previously been seen.
+- The "in_progress" attribute signals whether the terminal screen is still receiving new contents when capture-pane happens (e.g. when "wait" is over before the command completes execution). If you want to keep waiting to receive a fresher status, send {"keystrokes": ""} with some additional wait time.
+- The "truncated" attribute signals whether "terminal_status" gets truncated in the middle. If it does, it will also mention how many bytes get truncated."""
+
+_IMPORTANT = """- You must complete the task all by yourself without ever asking the user for clarification or help.
+- Make sure you use "terminal_use" to complete the task and actually get things done. You have root access to the terminal and can install packages, edit files and execute programs.
+- The user wants you to GET THINGS DONE on their behalf. They do NOT want you to suggest solutions to them in the response but instead you must implement the soluion using commands. Make sure you actually execute commands (including writing and running code or scripts) to complete the task.
+- Only when you are absolutely certain the task has been successfully completed will you write your final response. You will be graded based on what happens in the terminal session, NOT your final response. So be concise and only write "DONE" at the end."""
+
 #: Figure 10 without its "## Exploration" section: the paper's ``{{base prompt}}``.
 TERMINAL_USE_BASE = f"""You are an AI assistant tasked with solving command-line tasks in a Linux environment. Your goal is to solve the task by iteratively interacting with a terminal session using the provided "terminal_use" tool.
 
@@ -59,21 +74,62 @@ As an example, its "commands" parameter can look like:
 
 {_KEYS_RULES}
 
-## wait
-- "wait" specifies the number of seconds to wait before the next "keystrokes" will be sent or, in case it's already the last one, the seconds to wait before the terminal screen will get captured (via `tmux capture-pane`) and returned as tool result.
-- For slow commands (e.g. make, python3 [long running script], wget [file]), allow enough time for execution.
-- Do NOT wait longer than 60 seconds in one go. Prefer polling in shorter intervals to see intermediate status.
-
-## "terminal_use" result
-- After all the commands are sent and the wait is over, you'll see the latest terminal status in "terminal_status". It will show either "Current Terminal Screen" which is obtained by `tmux capture-pane -p` and contains only the visible contents of the pane, or "New Terminal History" which is obtained by `tmux capture-pane -p -S -` (i.e. capturing the full history) and then dropping the old history that has previously been seen.
-- The "in_progress" attribute signals whether the terminal screen is still receiving new contents when capture-pane happens (e.g. when "wait" is over before the command completes execution). If you want to keep waiting to receive a fresher status, send {{"keystrokes": ""}} with some additional wait time.
-- The "truncated" attribute signals whether "terminal_status" gets truncated in the middle. If it does, it will also mention how many bytes get truncated.
+{_WAIT_AND_RESULT}
 
 IMPORTANT
-- You must complete the task all by yourself without ever asking the user for clarification or help.
-- Make sure you use "terminal_use" to complete the task and actually get things done. You have root access to the terminal and can install packages, edit files and execute programs.
-- The user wants you to GET THINGS DONE on their behalf. They do NOT want you to suggest solutions to them in the response but instead you must implement the soluion using commands. Make sure you actually execute commands (including writing and running code or scripts) to complete the task.
-- Only when you are absolutely certain the task has been successfully completed will you write your final response. You will be graded based on what happens in the terminal session, NOT your final response. So be concise and only write "DONE" at the end."""
+{_IMPORTANT}"""
+
+#: Figure 11: the AppWorld system prompt, as printed (its apps are reached through `cli`).
+APPWORLD_BASE = f"""You are an AI assistant tasked with completing day-to-day tasks by writing code to interact with apps through their APIs.
+You can interact with the API by calling the `cli` command. Your goal is to solve the task by iteratively interacting with a terminal session using the provided "terminal_use" tool.
+
+As an example, its "commands" parameter can look like:
+{{"commands": [{{"keystrokes": "cli --help\\n", "wait": 2.0}}, {{"keystrokes": "ls -a\\n", "wait": 2.0}}]}}
+
+{_KEYS_RULES}
+
+{_WAIT_AND_RESULT}
+
+IMPORTANT
+{_IMPORTANT}
+
+Before attempting to complete the task, you must discover what APIs are available to you by calling `cli --help`"""
+
+#: Figure 12: the SWE-Bench system prompt, as printed, with the paper's ``/testbed`` standing for
+#: the task's work dir (``{{root}}``); its typos ("terminal?use", "sourcecode") kept.
+SWE_BENCH_BASE = f"""You are a helpful assistant that can interact with a computer to solve tasks.
+I've uploaded a python code repository in the directory {{root}}
+Your goal is to solve the pull request by iteratively interacting with a terminal session using the provided "terminal_use" tool.
+
+As an example, its "commands" parameter can look like:
+{{{{"commands": [{{{{"keystrokes": "ls -la\\n", "wait": 2.0}}}}, {{{{"keystrokes": "cd project\\n", "wait": 2.0}}}}]}}}}
+
+{_KEYS_RULES.replace("{", "{{").replace("}", "}}")}
+
+{_WAIT_AND_RESULT.replace("{", "{{").replace("}", "}}")}
+
+## IMPORTANT
+{_IMPORTANT}
+
+## General Task Instructions
+I've already taken care of all changes to any of the test files described in the PR description. This means you DON'T have to modify the testing logic or any of the tests in any way!
+Your task is to make the minimal changes to non-tests files in the {{root}} directory to ensure the PR description is satisfied.
+Follow these steps to resolve the issue:
+1. As a first step, it might be a good idea to find and read code relevant to the PR description
+2. Create a script to reproduce the error and execute it with `python <filename.py>` using the terminal?use, to confirm the error
+3. Edit the sourcecode of the repo to resolve the issue
+4. Rerun your reproduce script and confirm that the error is fixed!
+5. Think about edgecases and make sure your fix handles them as well
+Your thinking should be thorough and so it's fine if it's very long."""
+
+#: The ``benchmark`` option of the terminal_use harness: which of the paper's system prompts
+#: (Figures 10-12), and the prompt variant each uses by default (Figure 10 is printed with the
+#: exploration sections, Figures 11 and 12 without).
+BENCHMARK_PROMPTS: dict[str, tuple[str, str]] = {
+    "terminal-bench": (TERMINAL_USE_BASE, DEFAULT_PROMPT_VARIANT),
+    "appworld": (APPWORLD_BASE, "base"),
+    "swe-bench": (SWE_BENCH_BASE, "base"),
+}
 
 #: The paper used native function calling; here the call is written as text.
 TERMINAL_USE_CALLING = """## How to call "terminal_use"
@@ -161,7 +217,7 @@ CONFIRM_COMPLETION = (
     "graded and you won't be able to make any further corrections. If so, include "
     '"task_complete": true in your JSON response again.'
 )
-_OPTIONS = frozenset({"prompt_variant", "reasoning_history"})
+_OPTIONS = frozenset({"prompt_variant", "reasoning_history", "benchmark"})
 _DONE_LINE = re.compile(r"^[\s*_`>#.\-]*DONE[\s*_`.!]*$")
 
 
@@ -305,8 +361,39 @@ class _TerminalHarness(Harness):
 
 
 class TerminalUseHarness(_TerminalHarness):
+    """The paper's terminal_use agent. Option ``benchmark`` picks its system prompt: Figure 10
+    (``terminal-bench``, the default), 11 (``appworld``) or 12 (``swe-bench``)."""
+
     name = "terminal_use"
     base_prompt = TERMINAL_USE_BASE
+
+    def __init__(self, history: str = "full", **options: Any) -> None:
+        benchmark = str(options.get("benchmark", "terminal-bench"))
+        if benchmark not in BENCHMARK_PROMPTS:
+            raise ValueError(
+                f"terminal_use harness option benchmark={benchmark!r}: expected one of "
+                f"{', '.join(BENCHMARK_PROMPTS)}"
+            )
+        super().__init__(history=history, **options)
+        self.benchmark = benchmark
+        self.base_prompt, self._default_variant = BENCHMARK_PROMPTS[benchmark]
+
+    def reset(self, ctx: EpisodeContext, observation: str) -> None:
+        super().reset(ctx, observation)
+        if self.options.get("prompt_variant") is None and (
+            ctx.env_options.get("prompt_variant", ctx.reset_info.get("prompt_variant")) is None
+        ):
+            self.variant = self._default_variant  # Figures 11-12 are printed without one
+
+    def system_prompt(self) -> str:
+        base = self.base_prompt.format(root=self.root) if self.benchmark == "swe-bench" else None
+        if base is None:
+            return super().system_prompt()
+        saved, self.base_prompt = self.base_prompt, base
+        try:
+            return super().system_prompt()
+        finally:
+            self.base_prompt = saved
 
     def calling_notes(self) -> str:
         return TERMINAL_USE_CALLING

@@ -135,7 +135,11 @@ def register() -> None:
     register_step_annotations(FAMILY, f"{_M}._viewer:step_annotations", name="terminal_detection")
     own_pass_at_k(FAMILY)  # its own pass/discovery/interaction@k section, by terminal task id
     for name, cls, description in (
-        ("terminal_use", "TerminalUseHarness", "the paper's terminal_use tool (App. E, Fig. 10)"),
+        (
+            "terminal_use",
+            "TerminalUseHarness",
+            "the paper's terminal_use tool (App. E, Fig. 10; benchmark=appworld|swe-bench: Figs. 11-12)",
+        ),
         ("default", "TerminalUseHarness", "= terminal_use"),
         ("terminus-1", "Terminus1Harness", "Terminus 1 JSON, blocking commands"),
         ("terminus-2", "Terminus2Harness", "Terminus 2 JSON, completion confirmed twice"),
