@@ -432,6 +432,9 @@ def table10_rows(groups: Sequence[Group], curves: pd.DataFrame, k: int) -> list[
             for metric in METRICS:
                 ok = metric in g.metrics
                 row.append(ci_text(_at(curves, g.agent, g.condition, metric, kk)) if ok else "-")
+        # Appendix D: mean turns of the successful trajectories
+        won = g.attempts[g.attempts["resolved"].astype(bool)]
+        row.append(f"{won['n_steps'].mean():.1f}" if len(won) else "-")
         row.append(example_link(g.attempts))
         rows.append(row)
     return rows
@@ -441,7 +444,7 @@ def table10_header(k: int) -> list[str]:
     header = ["agent", "level", "injection", "condition", "tasks", "attempts", "per task"]
     for kk in (1, k) if k > 1 else (1,):
         header += [f"{metric}@{kk}" for metric in METRICS]
-    return [*header, "example"]
+    return [*header, "turns (resolved)", "example"]
 
 
 def curiosity_rows(groups: Sequence[Group]) -> list[list[Any]]:

@@ -131,6 +131,13 @@ def test_table10_numbers_equal_an_independent_computation(
                 else:
                     assert value(cell) == pytest.approx(exp["values"][(metric, kk)], abs=5e-4)
     assert seen == set(expected)
+    # Appendix D: the mean turns of the resolved attempts, from the records' own steps
+    for row in rows:
+        key = (row["agent"], row["condition"].strip("`"))
+        won = [r.n_steps for r in terminal_records if (r.agent.name, condition(r)) == key
+               and stored_flags(r)["pass"]]  # fmt: skip
+        cell = row["turns (resolved)"]
+        assert cell == "-" if not won else float(cell) == pytest.approx(np.mean(won), abs=0.05)
     # rows ordered by agent, then level (the original benchmark first)
     levels = [r["level"] for r in rows if r["agent"] == "curious"]
     assert levels[0] == "original" and levels[1:] == sorted(levels[1:])
