@@ -85,3 +85,26 @@ async def test_terminal_bench_template_builds_and_its_tests_run_as_shipped(
     assert untouched.resolved is False and untouched.sessions == 1  # type: ignore[attr-defined]
     assert solved.resolved is True, solved.reasons  # type: ignore[attr-defined]
     assert [t.name.split("::")[-1] for t in solved.tests] == ["test_hello_file_exists_example"]  # type: ignore[attr-defined]
+
+
+async def test_apt_installs_in_a_sandbox_of_a_built_image(tbench_template: Path) -> None:
+    """Issue 43: a test script's (or an agent's) ``apt-get install`` in a one-uid sandbox. apt
+    used to switch to its ``_apt`` user to download (``setgroups``/``seteuid 42`` refused, its
+    0700 download directories unreachable); the image tells it to stay root, so a package from
+    the distribution's mirror installs, as in the container."""
+    recipe = BuildRecipe(
+        dockerfile=tbench_template / "Dockerfile",
+        context=tbench_template,
+        terminal_bench_tools=True,
+        exclude=tuple(sorted(TB1_PRIVATE - {"Dockerfile"})),
+    )
+    image = build_image(recipe)
+    conf = image.rootfs / "etc/apt/apt.conf.d/99exploreval-one-uid"
+    assert 'APT::Sandbox::User "root";' in conf.read_text()
+    config = SandboxConfig(image=image.rootfs, workdir="/app", env=image.env, network=True)
+    async with await Sandbox.start(config) as sb:
+        done = await sb.exec(["bash", "-c", "apt-get update -qq && apt-get install -y -qq "
+                              "--no-install-recommends jq >/dev/null && jq --version"],
+                             timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().startswith("jq-")

@@ -68,7 +68,7 @@ from exploreval.suites.terminal._image_cache import share_across_images, share_w
 from exploreval.suites.terminal._output import bwrap_child_pid
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 UV_VERSION = "0.7.13"
 PYTEST_VERSION = "8.4.1"
 UV_CACHE = "/opt/exploreval-uv-cache"
@@ -549,6 +549,26 @@ def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> 
         _unlock(lock)
 
 
+#: apt's download directories, which it hands to its ``_apt`` user.
+APT_PARTIAL_DIRS = ("var/cache/apt/archives/partial", "var/lib/apt/lists/partial")
+
+
+def single_uid_apt(rootfs: Path) -> None:
+    """Let apt work where the root has one uid. A Docker container's root runs apt, which drops
+    to its ``_apt`` user (uid 42) to download; a sandbox maps one uid, so that switch fails
+    (``setgroups``, ``seteuid 42``) and ``_apt``'s 0700 download directories are unreachable:
+    a test script's ``apt-get install`` failed. apt is told to stay root
+    (``APT::Sandbox::User "root"``) and its download directories are root's, so installing
+    works as in the container, minus the privilege drop."""
+    conf = rootfs / "etc/apt/apt.conf.d/99exploreval-one-uid"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text('// exploreval: the sandbox has one uid; apt cannot switch to _apt\n'
+                    'APT::Sandbox::User "root";\n')  # fmt: skip
+    for rel in APT_PARTIAL_DIRS:
+        with contextlib.suppress(OSError):
+            os.chown(rootfs / rel, 0, 0)
+
+
 def _base_conventions(rootfs: Path, base: Base) -> None:
     """What the official images have that a minbase lacks: ``python``/``pip`` on PATH and pip
     allowed to install system-wide (python: images); and the host's apt options, pip index and
@@ -566,6 +586,7 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
     options = _host_apt_options()
     if options:
         conf.write_text("".join(f"{o};\n" for o in options))
+    single_uid_apt(rootfs)
     pip_lines = _host_pip_config()
     if pip_lines:
         (rootfs / "etc/pip.conf").write_text("[global]\n" + "\n".join(pip_lines) + "\n")
@@ -828,6 +849,7 @@ class _Builder:
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
                 _remove_tree(state.rootfs)
+        single_uid_apt(final.rootfs)  # again: the Dockerfile's own apt runs may have re-made them
         # before the byte-code mirror links to the image's files (the mirror would keep the
         # image's copies of what becomes shared)
         shared_files, shared_bytes = share_with_base(final.rootfs, final_base)
