@@ -46,6 +46,16 @@ def tbench_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / prefix
 
 
+def _template_recipe(template: Path) -> BuildRecipe:
+    """The template task's image as Terminal-Bench builds it (its own files left out)."""
+    return BuildRecipe(
+        dockerfile=template / "Dockerfile",
+        context=template,
+        terminal_bench_tools=True,
+        exclude=tuple(sorted(TB1_PRIVATE - {"Dockerfile"})),
+    )
+
+
 async def _verify(sb: Sandbox, tests: Path, image_env: dict[str, str]) -> object:
     env = verification_tools_env({**image_env, "TEST_DIR": "/tests"}, tools=True, network=True)
     return await verify(sb, "bash /tests/run-tests.sh", parser="pytest", env=env, network=True,
@@ -58,13 +68,7 @@ async def test_terminal_bench_template_builds_and_its_tests_run_as_shipped(
     """Its Dockerfile (FROM t-bench/ubuntu-24-04: Ubuntu noble + tmux + asciinema, WORKDIR /app)
     builds; its run-tests.sh (apt-get, Astral's installer, uv, pytest 8.4.1) runs unmodified in
     the verifier: an untouched work dir fails, the file its test asks for passes."""
-    recipe = BuildRecipe(
-        dockerfile=tbench_template / "Dockerfile",
-        context=tbench_template,
-        terminal_bench_tools=True,
-        exclude=tuple(sorted(TB1_PRIVATE - {"Dockerfile"})),
-    )
-    image = build_image(recipe)
+    image = build_image(_template_recipe(tbench_template))
     assert "ubuntu noble" in image.meta["base"] and image.workdir == "/app"
     if "base_dir" in image.meta:  # built by this version (CI's cache starts empty)
         # the files the Dockerfile left alone are its base's, stored once (issue 43)
@@ -92,13 +96,7 @@ async def test_apt_installs_in_a_sandbox_of_a_built_image(tbench_template: Path)
     used to switch to its ``_apt`` user to download (``setgroups``/``seteuid 42`` refused, its
     0700 download directories unreachable); the image tells it to stay root, so a package from
     the distribution's mirror installs, as in the container."""
-    recipe = BuildRecipe(
-        dockerfile=tbench_template / "Dockerfile",
-        context=tbench_template,
-        terminal_bench_tools=True,
-        exclude=tuple(sorted(TB1_PRIVATE - {"Dockerfile"})),
-    )
-    image = build_image(recipe)
+    image = build_image(_template_recipe(tbench_template))
     conf = image.rootfs / "etc/apt/apt.conf.d/99exploreval-one-uid"
     assert 'APT::Sandbox::User "root";' in conf.read_text()
     config = SandboxConfig(image=image.rootfs, workdir="/app", env=image.env, network=True)
