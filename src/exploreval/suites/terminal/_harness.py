@@ -376,24 +376,19 @@ class TerminalUseHarness(_TerminalHarness):
             )
         super().__init__(history=history, **options)
         self.benchmark = benchmark
-        self.base_prompt, self._default_variant = BENCHMARK_PROMPTS[benchmark]
+        self._template, self._default_variant = BENCHMARK_PROMPTS[benchmark]
+        self.base_prompt = (
+            self._template.format(root=self.root) if "{root}" in self._template else self._template
+        )
 
     def reset(self, ctx: EpisodeContext, observation: str) -> None:
         super().reset(ctx, observation)
+        if "{root}" in self._template:  # Figure 12's /testbed: the task's work dir
+            self.base_prompt = self._template.format(root=self.root)
         if self.options.get("prompt_variant") is None and (
             ctx.env_options.get("prompt_variant", ctx.reset_info.get("prompt_variant")) is None
         ):
             self.variant = self._default_variant  # Figures 11-12 are printed without one
-
-    def system_prompt(self) -> str:
-        base = self.base_prompt.format(root=self.root) if self.benchmark == "swe-bench" else None
-        if base is None:
-            return super().system_prompt()
-        saved, self.base_prompt = self.base_prompt, base
-        try:
-            return super().system_prompt()
-        finally:
-            self.base_prompt = saved
 
     def calling_notes(self) -> str:
         return TERMINAL_USE_CALLING
