@@ -160,7 +160,7 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
                        "or unreadable test file)")  # fmt: skip
             return row
         text = gold["pane"] + verification.get("output", "")
-        host = _unreachable(text, task_dir)
+        host = verification.get("unreachable_host") or _unreachable(text, task_dir)
         row.update(
             category="unreachable" if host else "gold_failed",
             unreachable=host,

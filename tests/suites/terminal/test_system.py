@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from exploreval.suites.terminal import _system
-from exploreval.suites.terminal._system import SYSTEM_PATH, TOOLS, check_system
+from exploreval.suites.terminal._system import (
+    BUILD_TOOLS,
+    NETWORK_TOOLS,
+    SERVICE_TOOLS,
+    SYSTEM_PATH,
+    TOOLS,
+    check_system,
+)
 
 
 def _path_without(tmp_path: Path, *missing: str) -> str:
@@ -75,6 +82,8 @@ def test_install_script_installs_every_package_the_check_names() -> None:
     line = next(ln for ln in script.splitlines() if ln.startswith("packages=("))
     packages = set(line[len("packages=(") : -1].split())
     assert {pkg for pkg, _ in TOOLS.values()} - {"coreutils"} <= packages
+    optional = {**BUILD_TOOLS, **NETWORK_TOOLS, **SERVICE_TOOLS}
+    assert {pkg for pkg, _ in optional.values()} - {"mount"} <= packages
     assert "python3-pytest" in packages
     assert os.access(Path(__file__).parents[3] / "scripts" / "install.sh", os.R_OK)
 

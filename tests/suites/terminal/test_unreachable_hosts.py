@@ -8,9 +8,13 @@ hosts this machine cannot reach count; a server the task itself should have star
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from exploreval.suites.terminal import _image
+
+SEAL = Path(__file__).parents[2] / "fixtures" / "terminal" / "seal"
 
 REACHABLE = {"pypi.org", "files.pythonhosted.org", "deb.debian.org"}
 
@@ -54,3 +58,60 @@ def test_urls_in_scripts_are_checked_and_local_ones_ignored() -> None:
     )
     assert _image.unreachable_in([script]) == "download.pytorch.org"
     assert _image.unreachable_in(["curl -s http://127.0.0.1:5000/ && pip install x"]) is None
+
+
+HF_OFFLINE = """\
+E   OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't
+E   find them in the cached files.
+"""
+HF_CACHE_MISS = """\
+E   huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate
+E   the file on the Hub and we cannot find the requested files in the local cache.
+"""
+
+
+@pytest.mark.parametrize("output", [HF_OFFLINE, HF_CACHE_MISS], ids=["named", "cache-miss"])
+def test_a_model_hub_the_tests_load_from_is_a_host_hidden_in_test_code(output: str) -> None:
+    """Tests that load a model at test time name no host in the task's files: the hub's own
+    offline errors do (issue 43: these counted as gold failures)."""
+    assert not _image.reachable("huggingface.co")  # no internet here but package registries
+    assert _image.unreachable_at_test_time(output) == "huggingface.co"
+
+
+def test_a_host_in_the_test_files_counts_only_for_a_remote_failure() -> None:
+    tests = ['URL = "https://download.pytorch.org/models/x.pt"\n']
+    resolve = (
+        "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"
+    )
+    refused = "ConnectionRefusedError: [Errno 111] Connection refused"
+    assert _image.unreachable_at_test_time(resolve, tuple(tests)) == "download.pytorch.org"
+    # a refused connection is a server that is down (the agent's), not a host out of reach
+    assert _image.unreachable_at_test_time(refused, tuple(tests)) is None
+    assert _image.unreachable_at_test_time("AssertionError: 41 != 42", tuple(tests)) is None
+
+
+@pytest.mark.slow
+async def test_a_verification_that_needs_an_unreachable_host_says_so(tmp_path: Path) -> None:
+    """A real task whose test fetches a model card at test time: the verdict names the host
+    instead of blaming the agent (and the benchmark counts the task as unreachable)."""
+    import json
+    import shutil
+
+    from exploreval.suites.terminal._env import TerminalEnv
+
+    task = tmp_path / "hub-at-test-time"
+    shutil.copytree(SEAL / "tb1-answer", task)
+    (task / "tests" / "test_outputs.py").write_text(
+        "import urllib.request\n\n\ndef test_model_card():\n"
+        "    urllib.request.urlopen('https://huggingface.co/api/models/gpt2', timeout=20)\n"
+    )
+    env = TerminalEnv(tasks=str(task), image="build", cast=False)
+    try:
+        await env.areset(seed=0)
+        _, _, _, _, info = await env.astep(json.dumps({"commands": [], "task_complete": True}))
+    finally:
+        await env.aclose()
+    verification = info["verification"]
+    assert verification["resolved"] is False
+    assert verification["unreachable_host"] == "huggingface.co"
+    assert any("need huggingface.co" in r for r in verification["reasons"])

@@ -31,6 +31,42 @@ class ImageRecipe(BaseModel):
     timeout_s: float = 1800.0
 
 
+ServiceCondition = Literal["service_started", "service_healthy", "service_completed_successfully"]
+
+
+class HealthCheck(BaseModel):
+    """A compose ``healthcheck`` (or the Dockerfile's ``HEALTHCHECK``), Docker's defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: The probe's argv, run inside the service (``CMD-SHELL x``: ``("/bin/sh", "-c", x)``).
+    test: tuple[str, ...]
+    interval_s: float = 30.0
+    timeout_s: float = 30.0
+    retries: int = 3
+    start_period_s: float = 0.0
+
+
+class ServiceSpec(BaseModel):
+    """A compose service beside the agent's: its own sandbox from its own image, on the
+    episode's network, where its name (and aliases) resolve (``._services``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    image: ImageRecipe
+    #: The process the service runs (compose ``entrypoint`` + ``command``, else the
+    #: Dockerfile's ``ENTRYPOINT`` + ``CMD``), as an argv.
+    command: tuple[str, ...]
+    env: dict[str, str] = Field(default_factory=dict)
+    #: Its working directory (compose ``working_dir``, else the Dockerfile's WORKDIR).
+    workdir: str = "/"
+    healthcheck: HealthCheck | None = None
+    depends_on: dict[str, ServiceCondition] = Field(default_factory=dict)
+    #: Further names it answers to on the network (``hostname``, network aliases).
+    aliases: tuple[str, ...] = ()
+
+
 class TerminalTask(BaseModel):
     """One terminal task, from any layout (Terminal-Bench 1, Harbor, built-in)."""
 
@@ -70,6 +106,10 @@ class TerminalTask(BaseModel):
     source_layout: Literal["terminal-bench-1", "harbor", "builtin"] = "builtin"
     #: Refusal-free load notes of the compose file, one line each (what was honoured or ignored).
     compose_notes: tuple[str, ...] = ()
+    #: The compose file's other services, in start order (dependencies first).
+    services: tuple[ServiceSpec, ...] = ()
+    #: What the agent's own service waits for (its compose ``depends_on``).
+    depends_on: dict[str, ServiceCondition] = Field(default_factory=dict)
     #: What of the task's Dockerfile was honoured or ignored, one line each (documented rules).
     dockerfile_notes: tuple[str, ...] = ()
     #: Where the task expects its work dir inside the sandbox (the Dockerfile's WORKDIR; /app if

@@ -24,6 +24,7 @@ from pydantic import ConfigDict
 from exploreval.core import INVALID_ACTION, AsyncTextEnv, StepInfo
 from exploreval.suites.terminal import _prompts
 from exploreval.suites.terminal._contract import (
+    ImageRecipe,
     InjectionManifest,
     StepEvidence,
     TerminalTask,
@@ -35,6 +36,7 @@ from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxE
 if TYPE_CHECKING:
     from exploreval.suites.terminal._editor import FileEditor
     from exploreval.suites.terminal._image import BuiltImage
+    from exploreval.suites.terminal._services import RunningServices
 
 MAX_DURATION_S = 60.0
 #: A blocking command (Terminus 1) may wait longer than a plain duration.
@@ -53,6 +55,8 @@ AGENT_PROCESS_MODES = ("kill", "keep")
 #: installs and keeps 32 concurrent episodes within a machine's memory (it is a tmpfs).
 DEFAULT_DISK_MB = 2048
 CAST_NAME = "terminal.cast"
+#: Where an episode's compose services' output is kept, one ``<service>.log`` each.
+SERVICE_LOG_DIR = "services"
 SHELL_EXITED = "shell_exited"
 TERMINAL_UNREACHABLE = "terminal_unreachable"
 
@@ -328,6 +332,9 @@ class TerminalEnv(AsyncTextEnv):
         self._cast_written = False
         self._seed_arg: int | None = None
         self._image_built: Any = None
+        self._services: RunningServices | None = None
+        #: The last episode's services: command, seconds to started/healthy, probes.
+        self._service_events: dict[str, dict[str, Any]] = {}
 
     doctor_variants: ClassVar[dict[str, dict[str, Any]]] = {
         "Terminal-Bench / Harbor task images": {"image": "build", "tasks": "<a task dir>"},
@@ -437,6 +444,7 @@ class TerminalEnv(AsyncTextEnv):
     async def _areset(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         await self._aclose()
         self._done = False
+        self._service_events = {}
         self._cast_written = False
         self.verification = None
         self._cwd = ""
@@ -479,7 +487,12 @@ class TerminalEnv(AsyncTextEnv):
         )
         self._image_built = image
         self._cast_path = self._cast_target(task)
-        self.sandbox = await Sandbox.start(config, prepare=prepare)
+        if task.services:
+            await self._start_services(task, network)
+        shared = self._services.network if self._services is not None else None
+        self.sandbox = await Sandbox.start(config, prepare=prepare, network_of=shared)
+        if self._services is not None:
+            self.sandbox.foreign_ports = self._services.ports()
         self.manifest = holder.get("manifest")
         if self.tools == "bash+editor":
             from exploreval.suites.terminal._editor import FileEditor
@@ -511,11 +524,29 @@ class TerminalEnv(AsyncTextEnv):
         """The task's built image (built once per run, cached across runs), or None."""
         if task.image is None:
             return None
+        return await self._build(task.image)
+
+    async def _build(self, image: ImageRecipe) -> BuiltImage:
         from exploreval.suites.terminal._image import BuildRecipe, build_image
 
-        recipe = BuildRecipe(**task.image.model_dump())
-        return await self.shared.aget(("terminal-image", task.image.model_dump_json()),
+        recipe = BuildRecipe(**image.model_dump())
+        return await self.shared.aget(("terminal-image", image.model_dump_json()),
                                       lambda: build_image(recipe))  # fmt: skip
+
+    async def _start_services(self, task: TerminalTask, internet: bool) -> None:
+        """The task's compose services, up and healthy before the agent's sandbox starts; they
+        live through verification and stop with the episode (``_aclose``)."""
+        from exploreval.suites.terminal._services import start_services
+
+        limits = self._limits(task)
+        self._services = await start_services(
+            task.services,
+            agent_depends_on=dict(task.depends_on),
+            image_of=self._build,
+            # a service outlives the agent's phase: it serves the verification too
+            limits=limits.model_copy(update={"wall_s": limits.wall_s + 600}),
+            internet=internet,
+        )
 
     def _cast_target(self, task: TerminalTask) -> Path | None:
         if not self.record_cast:
@@ -681,14 +712,21 @@ class TerminalEnv(AsyncTextEnv):
         tmp.replace(self._cast_path)
 
     async def _aclose(self) -> None:
-        sb = self.sandbox
-        if sb is not None:
-            try:
-                sb.flush_cast()
-                self._write_cast()  # every ending: success, error, timeout, cancellation
-            finally:
-                self.sandbox = None
-                await sb.close()
+        sb, services = self.sandbox, self._services
+        try:
+            if sb is not None:
+                try:
+                    sb.flush_cast()
+                    self._write_cast()  # every ending: success, error, timeout, cancellation
+                finally:
+                    self.sandbox = None
+                    await sb.close()
+        finally:
+            if services is not None:
+                self._services = None
+                self._service_events = services.events
+                log_dir = self.artifact_dir / SERVICE_LOG_DIR if self.artifact_dir else None
+                await services.close(log_dir)
 
     def _episode_detection(self) -> dict[str, Any]:
         manifest, task = self.manifest, self.task
@@ -723,6 +761,16 @@ class TerminalEnv(AsyncTextEnv):
                 return str(path)
         return str(path)
 
+    def _service_summary(self) -> dict[str, dict[str, Any]]:
+        """Each compose service: its command, seconds to started/healthy, probes, its log."""
+        events = self._services.events if self._services is not None else self._service_events
+        out: dict[str, dict[str, Any]] = {}
+        for name, event in events.items():
+            out[name] = dict(event)
+            if self.artifact_dir is not None:
+                out[name]["log"] = f"{SERVICE_LOG_DIR}/{name}.log"
+        return out
+
     def ground_truth(self) -> dict[str, Any]:
         task = self.task
         verification = self.verification
@@ -749,5 +797,6 @@ class TerminalEnv(AsyncTextEnv):
             "sandbox_end": self._end,
             "max_steps": self.max_steps,
             "cast": self._cast_reference(),
+            "services": self._service_summary(),
             **self._episode_detection(),
         }

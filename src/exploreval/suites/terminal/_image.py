@@ -99,7 +99,15 @@ _UNREACHABLE = (
     re.compile(r"Resolving ([\w.-]+) \([\w.-]+\)\.\.\. failed"),
     # uv: "error sending request for url (https://github.com/...)" ... "dns error"
     re.compile(r"(?:Failed to download|error sending request for url \(?) ?https?://([\w.-]+)"),
+    # huggingface_hub / transformers: "We couldn't connect to 'https://huggingface.co' to load"
+    re.compile(r"couldn't connect to '?https?://([\w.-]+)"),
 )
+#: Clients whose offline failure names no host: the host they fetch from by default.
+_CLIENT_HOSTS = (
+    # huggingface_hub with no network (or HF_HUB_OFFLINE): a model not in the local cache
+    (re.compile(r"LocalEntryNotFoundError|OfflineModeIsEnabled|We couldn't connect to"),
+     "huggingface.co"),
+)  # fmt: skip
 _BUILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -671,6 +679,11 @@ _NETWORK_FAILURE = re.compile(
     r"Network is unreachable|Connection refused|Connection timed out|NewConnectionError|"
     r"Failed to connect|urlopen error"
 )
+#: A failure to reach a remote host (not a refused local connection: a server that is down).
+_REMOTE_FAILURE = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|Could not resolve|"
+    r"Network is unreachable|Connection timed out|ConnectTimeout|NameResolutionError"
+)
 _REACHABLE: dict[str, bool] = {}
 
 
@@ -728,6 +741,21 @@ def _unreachable_host(output: str, command: list[str] | None = None) -> str | No
                 return host
     if command and _NETWORK_FAILURE.search(output):
         return unreachable_in(command)
+    return None
+
+
+def unreachable_at_test_time(output: str, sources: tuple[str, ...] = ()) -> str | None:
+    """The host a failed verification needed and this machine cannot reach: named by the
+    failure, implied by a client's offline error (Hugging Face's hub), or fetched by the test
+    files (``sources``) when the output shows a network failure. None: not a network failure."""
+    host = _unreachable_host(output)
+    if host:
+        return host
+    for pattern, default in _CLIENT_HOSTS:
+        if pattern.search(output) and not reachable(default):
+            return default
+    if sources and _REMOTE_FAILURE.search(output):
+        return unreachable_in(list(sources))
     return None
 
 
@@ -1260,9 +1288,9 @@ def run_in_root(
             os.close(fd)
         try:
             if network:
-                from exploreval.suites.terminal._sandbox import _SlirpNet
+                from exploreval.suites.terminal._network import SlirpNet
 
-                net = _SlirpNet(_status_pid(status_r, proc))
+                net = SlirpNet(_status_pid(status_r, proc))
                 ready = os.read(net._ready_fd, 1)
                 os.close(net._ready_fd)
                 if ready != b"1":

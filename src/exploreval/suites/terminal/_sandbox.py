@@ -49,8 +49,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from exploreval.core import scratch_dir, scratch_root, spawn_tied
+from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._fileevents import FileWatcher
 from exploreval.suites.terminal._limits import Limits, UidLease, sample_tree
+from exploreval.suites.terminal._network import EpisodeNetwork, SlirpNet, data_fd
 from exploreval.suites.terminal._output import (
     CAPPED,
     PASTE_THRESHOLD,
@@ -94,11 +96,10 @@ _BASHRC = (
     f'printf "%s %s\\n" $$ $__exploreval_n > {_PROMPT_MARK} 2>/dev/null\'\n'
 )
 
+#: How a service's command runs: its output appended to the service log, its exit status kept.
+_SERVICE_WRAPPER = f'"$@" >> {_CTL}/service.log 2>&1 < /dev/null; echo $? > {_CTL}/service.exit'
+
 EndReason = Literal["", "closed", "exited", "wall", "cpu", "memory", "nproc", "start_failed"]
-
-
-class SandboxError(RuntimeError):
-    """The sandbox could not do what was asked (it died, a command timed out...)."""
 
 
 class SandboxConfig(BaseModel):
@@ -134,6 +135,9 @@ class SandboxConfig(BaseModel):
     #: Give the sandbox a writable /logs (Harbor tasks write /logs/verifier/reward.txt).
     logs_dir: bool = False
     hostname: str = "sandbox"
+    #: A compose service: this argv runs as the sandbox's process (its output in the service
+    #: log) instead of the agent's tmux server and shell. Empty: the agent's sandbox.
+    command: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _workdir(self) -> SandboxConfig:
@@ -243,60 +247,6 @@ def read_plain_file(directory: Path, name: str, limit: int = 1_000_000, offset: 
         os.close(fd)
 
 
-def _data_fd(text: bytes, fds: list[int]) -> int:
-    r, w = os.pipe()
-    fds.append(r)
-    try:
-        os.write(w, text)
-    finally:
-        os.close(w)
-    return r
-
-
-class _SlirpNet:
-    """slirp4netns attached to a sandbox's network namespace (user-mode NAT, no host loopback)."""
-
-    RESOLV = b"nameserver 10.0.2.3\n"
-
-    def __init__(self, pid: int) -> None:
-        ready_r, ready_w = os.pipe()
-        try:
-            self.proc = spawn_tied(
-                [
-                    "slirp4netns",
-                    "--configure",
-                    "--mtu=65520",
-                    "--disable-host-loopback",
-                    "--ready-fd",
-                    str(ready_w),
-                    str(pid),
-                    "tap0",
-                ],  # fmt: skip
-                pass_fds=(ready_w,),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        finally:
-            os.close(ready_w)
-        self._ready_fd = ready_r
-
-    async def ready(self, timeout: float = 10.0) -> None:
-        fd = self._ready_fd
-        try:
-            data = await asyncio.wait_for(asyncio.to_thread(os.read, fd, 1), timeout)
-        finally:
-            os.close(fd)
-        if data != b"1":
-            raise SandboxError("slirp4netns did not bring the sandbox's network up")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=5)
-
-
 def bwrap_root_args(
     *,
     image_root: Path | None,
@@ -356,7 +306,7 @@ class Sandbox:
         self.host_ctl: Path | None = None
         self._lease: UidLease | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._net: _SlirpNet | None = None
+        self._net: SlirpNet | None = None
         self.child_pid = 0
         self._uid = 0
         self._pane = ""
@@ -377,6 +327,10 @@ class Sandbox:
         #: The tmux server no longer answers (the agent removed its socket...).
         self.terminal_unreachable = False
         self.env: dict[str, str] = {}
+        #: The episode's shared network (compose services), joined instead of a new one.
+        self.network_of: EpisodeNetwork | None = None
+        #: Ports that listen on a shared network without being the agent's (its services').
+        self.foreign_ports: frozenset[int] = frozenset()
 
     def base_env(self) -> dict[str, str]:
         """The environment of everything in the sandbox (the pane, exec), task variables last."""
@@ -404,15 +358,21 @@ class Sandbox:
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
     async def start(
-        cls, config: SandboxConfig, *, prepare: Callable[[Path], None] | None = None
+        cls,
+        config: SandboxConfig,
+        *,
+        prepare: Callable[[Path], None] | None = None,
+        network_of: EpisodeNetwork | None = None,
     ) -> Sandbox:
         """Make the episode's disk and root, start bwrap + tmux, wait for the first prompt.
 
         ``prepare(host_workdir)`` runs on the fresh work dir before the sandbox starts
-        (solution injection writes there); what it writes becomes the agent's.
+        (solution injection writes there); what it writes becomes the agent's. ``network_of``:
+        join the episode's shared network (its services') instead of making a new one.
         """
         require_system(image=config.image is not None, network=config.network)
         sb = cls(config)
+        sb.network_of = network_of
         try:
             await sb._start(prepare)
         except BaseException:
@@ -486,7 +446,9 @@ class Sandbox:
         try:
             status_r, status_w = os.pipe()
             fds += [status_r, status_w]
+            shared = self.network_of
             argv = [
+                *(shared.enter_argv(self._uid) if shared is not None else []),
                 *self.limits.prlimit_argv(),
                 *bwrap_root_args(
                     image_root=self.image_root,
@@ -494,23 +456,38 @@ class Sandbox:
                     workdir=workdir,
                     env=self.env,
                     hostname=self.config.hostname,
+                    share_net=shared is not None,
                 ),
                 "--bind", str(self.host_ctl), _CTL,
             ]  # fmt: skip
             if self.host_logs is not None:
                 argv += ["--bind", str(self.host_logs), "/logs"]
             block_w = -1
-            if self.config.network:
+            own_net = self.config.network and shared is None
+            if own_net or (shared is not None and shared.internet):
                 # writable (a copy), as a container's is: a task may ask the agent to fix it
-                resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
+                resolv = str(data_fd(SlirpNet.RESOLV, fds))
                 argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
+            if shared is not None:
+                hosts = str(data_fd(shared.hosts_file(), fds))
+                argv += ["--perms", "0644", "--bind-data", hosts, "/etc/hosts"]
+            if own_net:
                 block_r, block_w = os.pipe()
                 fds += [block_r, block_w]
                 argv += ["--block-fd", str(block_r)]
             argv += ["--chdir", workdir, "--json-status-fd", str(status_w)]
             if self.image_root is None:
                 argv += ["--remount-ro", "/"]
-            argv += ["--", "tmux", "-D", "-f", _TMUX_CONF, "-S", _SOCK]
+            if self.config.command:
+                # a service: its process, its output and its exit status in the control dir
+                argv += ["--", "/bin/sh", "-c", _SERVICE_WRAPPER, "service", *self.config.command]
+            else:
+                argv += ["--", "tmux", "-D", "-f", _TMUX_CONF, "-S", _SOCK]
+            # joining a shared network needs the host's root for nsenter, then the sandbox's uid
+            identity: dict[str, Any] = (
+                {} if shared is not None
+                else {"user": self._uid, "group": self._uid, "extra_groups": []}
+            )  # fmt: skip
             assert self.scratch is not None
             with open(self.scratch / "bwrap.log", "wb") as log:
                 self._proc = spawn_tied(
@@ -519,16 +496,14 @@ class Sandbox:
                     stdout=log,
                     stderr=log,
                     pass_fds=tuple(fd for fd in fds if fd not in (status_r, block_w)),
-                    user=self._uid,
-                    group=self._uid,
-                    extra_groups=[],
                     env={"PATH": _PATH},
+                    **identity,
                 )
             os.close(status_w)
             fds.remove(status_w)
             self.child_pid = await self._read_child_pid(status_r)
-            if self.config.network:
-                self._net = _SlirpNet(self.child_pid)
+            if own_net:
+                self._net = SlirpNet(self.child_pid)
                 await self._net.ready()
                 os.write(block_w, b"1")  # release the sandbox: its network is up
             self.start_phases["bwrap"] = time.perf_counter() - t1
@@ -536,6 +511,10 @@ class Sandbox:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        if self.config.command:
+            self._watchdog = asyncio.create_task(self._watch_limits())
+            self.start_seconds = time.perf_counter() - t0
+            return
         t1 = time.perf_counter()
         await self._wait_for_socket()
         self.start_phases["tmux server"] = time.perf_counter() - t1
@@ -698,7 +677,23 @@ class Sandbox:
                 fields = line.split()
                 if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
                     ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-        return sorted(ports)
+        return sorted(ports - self.foreign_ports)
+
+    def service_log(self, limit: int = 1_000_000) -> bytes:
+        """A service sandbox's output so far (its last ``limit`` bytes)."""
+        if self.host_ctl is None:
+            return b""
+        with contextlib.suppress(OSError):
+            size = os.stat(self.host_ctl / "service.log", follow_symlinks=False).st_size
+            return read_plain_file(self.host_ctl, "service.log", limit, max(0, size - limit))
+        return b""
+
+    def service_exit(self) -> int | None:
+        """A service's exit status once its command ended (None: still running, or unknown)."""
+        if self.host_ctl is None:
+            return None
+        text = read_plain_file(self.host_ctl, "service.exit", 32).strip()
+        return int(text) if text.isdigit() else None
 
     async def terminate(self) -> None:
         """End the agent's sandbox for good, keeping its files: its whole PID namespace is

@@ -42,6 +42,9 @@ BUILD_TOOLS: dict[str, tuple[str, str]] = {
 NETWORK_TOOLS: dict[str, tuple[str, str]] = {
     "slirp4netns": ("slirp4netns", "a network in the sandbox (option network / test_network)"),
 }
+SERVICE_TOOLS: dict[str, tuple[str, str]] = {
+    "ip": ("iproute2", "the network a task's compose services share"),
+}
 
 
 def apt_command(packages: list[str] | tuple[str, ...]) -> str:
@@ -150,13 +153,18 @@ def _check_system(path: str) -> SystemReport:
     return report
 
 
-def missing_tools(*, build: bool = False, network: bool = False) -> list[str]:
-    """Problems (with the install command) for the optional tools ``build`` / ``network`` need."""
+def missing_tools(
+    *, build: bool = False, network: bool = False, services: bool = False
+) -> list[str]:
+    """Problems (with the install command) for the optional tools ``build`` / ``network`` /
+    compose ``services`` need."""
     wanted: dict[str, tuple[str, str]] = {}
     if build:
         wanted.update(BUILD_TOOLS)
     if network:
         wanted.update(NETWORK_TOOLS)
+    if services:
+        wanted.update(SERVICE_TOOLS)
     return [
         f"{tool} is not installed (needed for {why}): `{apt_command([package])}` "
         f"(or `{INSTALL_SCRIPT}` from the exploreval checkout)"
@@ -166,12 +174,14 @@ def missing_tools(*, build: bool = False, network: bool = False) -> list[str]:
 
 
 def require_system(
-    *, image: bool = False, network: bool = False, build: bool = False
+    *, image: bool = False, network: bool = False, build: bool = False, services: bool = False
 ) -> SystemReport:
-    """check_system() (+ the tools a built image, a network or a build needs), raising
-    SandboxUnavailable listing every problem."""
+    """check_system() (+ the tools a built image, a network, a build or compose services
+    need), raising SandboxUnavailable listing every problem."""
     report = check_system()
-    problems = list(report.problems) + missing_tools(build=build or image, network=network)
+    problems = list(report.problems) + missing_tools(
+        build=build or image, network=network, services=services
+    )
     if problems:
         raise SandboxUnavailable(
             "the terminal sandbox cannot run on this machine:\n- " + "\n- ".join(problems)

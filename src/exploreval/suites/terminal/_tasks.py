@@ -23,7 +23,12 @@ import yaml
 
 from exploreval.core import user_cache_dir
 from exploreval.suites.terminal._bwrap_check import run_sandboxed
-from exploreval.suites.terminal._compose import ComposeService, read_compose
+from exploreval.suites.terminal._compose import (
+    ComposeService,
+    OtherService,
+    read_compose,
+    service_specs,
+)
 from exploreval.suites.terminal._contract import ImageRecipe, TerminalTask
 from exploreval.suites.terminal._dockerfile import CopyOp, DockerPlan, MkdirOp, parse_dockerfile
 from exploreval.suites.terminal._errors import TaskFormatError
@@ -135,6 +140,7 @@ def _load_tb1(path: Path, *, strict: bool, image: str = "host") -> TerminalTask:
     solution = _tb1_solution(path)
     if image != "host":
         return _tb1_image_task(path, meta, meta_path, instruction, solution)
+    _refuse_services_on_host(path)
     docker = path / "Dockerfile"
     plan = parse_dockerfile(docker, strict=strict) if docker.is_file() else None
     workdir, tests_dir = _materialise(path, plan, context=path, tb1=True, strict=strict)
@@ -162,6 +168,20 @@ def _load_tb1(path: Path, *, strict: bool, image: str = "host") -> TerminalTask:
         container_workdir=plan.workdir if plan else "/app",
         source_dir=path,
     )
+
+
+def _refuse_services_on_host(path: Path) -> None:
+    """On this machine's system there is no image to run another service from."""
+    for name in ("docker-compose.yaml", "docker-compose.yml"):
+        if (path / name).is_file():
+            others = read_compose(path / name, path).others
+            if others:
+                raise TaskFormatError(
+                    f"{others[0].where}: the task runs services beside the agent's "
+                    f"({', '.join(o.name for o in others)}), each from its own image: it cannot "
+                    "run on this machine's system (image=host); load it with image=build"
+                )
+            return
 
 
 #: What Terminal-Bench 1's harness ran when a task had no run-tests.sh, minus the network:
@@ -266,6 +286,14 @@ def _tb1_image_task(
         test_command = "bash /tests/run-uv-pytest.sh"
         notes.append("no run-tests.sh: the tests run as Terminal-Bench's default (uv + pytest)")
     env = {"TEST_DIR": "/tests", **service.environment}
+
+    def service_recipe(other: OtherService) -> ImageRecipe:
+        private = tuple(sorted(TB1_PRIVATE - {"Dockerfile"})) if other.context == path else ()
+        return ImageRecipe(
+            dockerfile=other.dockerfile, context=other.context, args=other.args, exclude=private
+        )
+
+    services = service_specs(service, service_recipe, _check_image)
     notes.append("the agent's sandbox has a network, as Terminal-Bench gives every task's "
                  "container (env option network=false turns it off)")  # fmt: skip
     return TerminalTask(
@@ -288,6 +316,8 @@ def _tb1_image_task(
         source_layout="terminal-bench-1",
         dockerfile_notes=tuple(notes),
         compose_notes=tuple(service.notes),
+        services=services,
+        depends_on=service.depends_on,
         container_workdir=workdir,
         source_dir=path,
     )
@@ -377,6 +407,7 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
             f"{meta_path}: [environment] allow_internet = true; the sandbox has no network "
             "(load with image building, where the option network gives it one)"
         )
+    _refuse_services_on_host(env_dir)
     plan = parse_dockerfile(docker, strict=strict) if docker.is_file() else None
     workdir, _ = _materialise(path, plan, context=env_dir, tb1=False, strict=strict)
     tests = path / "tests"
@@ -448,6 +479,14 @@ def _harbor_image_task(
         timeout_s=_number(env_t, "build_timeout_sec", 1800.0, meta_path),
     )
     workdir, notes = _check_image(recipe)
+    services = service_specs(
+        service,
+        lambda other: ImageRecipe(
+            dockerfile=other.dockerfile, context=other.context, args=other.args,
+            timeout_s=recipe.timeout_s,
+        ),
+        _check_image,
+    )  # fmt: skip
     if harbor_allows_internet(env_t):
         notes.append("the agent's sandbox has a network, as Harbor gives it ([environment] "
                      "allow_internet, default true; env option network=false turns it off)")  # fmt: skip
@@ -480,6 +519,8 @@ def _harbor_image_task(
         source_layout="harbor",
         dockerfile_notes=tuple(notes),
         compose_notes=tuple(service.notes),
+        services=services,
+        depends_on=service.depends_on,
         container_workdir=workdir,
         source_dir=path,
     )

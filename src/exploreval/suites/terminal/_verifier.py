@@ -248,9 +248,9 @@ async def run_verifier(
     ``tools``: the distributions the task's test scripts install (:mod:`._index`)."""
     from exploreval.suites.terminal._sandbox import (
         SandboxError,
-        _data_fd,
-        _SlirpNet,
+        SlirpNet,
         bwrap_root_args,
+        data_fd,
         read_plain_file,
     )
 
@@ -276,7 +276,7 @@ async def run_verifier(
     ours: socket.socket | None = None
     status_r = block_w = -1
     proc: subprocess.Popen[bytes] | None = None
-    net: _SlirpNet | None = None
+    net: SlirpNet | None = None
     out_file: IO[bytes] | None = None
     err_file: IO[bytes] | None = None
     started = time.perf_counter()
@@ -290,10 +290,14 @@ async def run_verifier(
         fds.append(status_w)
         run_env = {**env, "EXPLOREVAL_RESULTS_FD": str(results_w)}
         enter: list[str] = []
-        if keep_agent:
+        shared = sandbox.network_of  # the episode's services: the tests reach them by name
+        if shared is not None:
+            enter = shared.enter_argv(uid)
+        elif keep_agent:
             # as root: enter the agent's network namespace, then become the sandbox's uid
             enter = ["nsenter", f"--net=/proc/{sandbox.child_pid}/ns/net", "--",
                      "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]  # fmt: skip
+        join = bool(enter)
         argv = [
             *enter,
             *sandbox.limits.prlimit_argv(),
@@ -303,7 +307,7 @@ async def run_verifier(
                 workdir=sandbox.config.workdir,
                 env=run_env,
                 hostname=sandbox.config.hostname,
-                share_net=keep_agent,
+                share_net=join,
             ),
             "--remount-ro", "/proc",
             "--bind", str(vdisk / "tests"), "/tests",
@@ -322,13 +326,18 @@ async def run_verifier(
         if seccomp is not None:
             fds.append(seccomp)
             argv += ["--seccomp", str(seccomp)]
-        if network and keep_agent and sandbox._net is None:
+        if network and shared is not None:
+            await shared.attach_internet()  # the services get it too, as Docker gives them one
+        elif network and keep_agent and sandbox._net is None:
             # the shared network namespace gets the user-mode stack now (agent included)
-            sandbox._net = _SlirpNet(sandbox.child_pid)
+            sandbox._net = SlirpNet(sandbox.child_pid)
             await sandbox._net.ready()
+        if shared is not None:
+            hosts = str(data_fd(shared.hosts_file(), fds))
+            argv += ["--perms", "0644", "--bind-data", hosts, "/etc/hosts"]
         if network:
             # writable (a copy), as a container's is: a task may ask the agent to fix it
-            resolv = str(_data_fd(_SlirpNet.RESOLV, fds))
+            resolv = str(data_fd(SlirpNet.RESOLV, fds))
             argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
         # bwrap waits for the host before it runs the command: the sandbox's own /dev (a tmpfs
         # with /dev/shm, writable) joins the trace, and the network comes up.
@@ -341,9 +350,7 @@ async def run_verifier(
         argv += ["--", "bash", "-c", command]
         out_file = open(vdisk / "stdout", "w+b")  # noqa: SIM115 - closed below
         err_file = open(vdisk / "stderr", "w+b")  # noqa: SIM115 - closed below
-        identity: dict[str, Any] = (
-            {} if keep_agent else {"user": uid, "group": uid, "extra_groups": []}
-        )
+        identity: dict[str, Any] = {} if join else {"user": uid, "group": uid, "extra_groups": []}
         proc = spawn_tied(
             argv,
             stdin=subprocess.DEVNULL,
@@ -361,8 +368,8 @@ async def run_verifier(
         if child:
             with contextlib.suppress(OSError):  # bwrap failed: its stderr says why
                 tracer.mark(Path(f"/proc/{child}/root/dev"))
-        if network and child and not keep_agent:
-            net = _SlirpNet(child)
+        if network and child and not join:
+            net = SlirpNet(child)
             await net.ready()
         if block_w >= 0:
             with contextlib.suppress(BrokenPipeError):  # bwrap failed: its stderr says why

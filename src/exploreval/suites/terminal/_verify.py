@@ -113,6 +113,8 @@ class VerificationResult(BaseModel):
     agent_kept: bool = False
     #: TCP ports the agent's processes listened on when its phase ended (not kept).
     agent_ports: list[int] = Field(default_factory=list)
+    #: A host the tests needed that this machine cannot reach (a failed verification only).
+    unreachable_host: str | None = None
 
     @property
     def passed(self) -> int:
@@ -453,7 +455,29 @@ async def verify(
     hint = agent_server_hint(result.output, agent_ports) if not result.resolved else None
     if hint:
         result.reasons.append(hint)
+    if not result.resolved and not host_system:
+        result.unreachable_host = await asyncio.to_thread(
+            _test_time_host, result.output, sandbox.config.tests_dir
+        )
+        if result.unreachable_host:
+            result.reasons.append(
+                f"the tests need {result.unreachable_host}, which this machine cannot reach: "
+                "the verdict says nothing about the agent"
+            )
     return result
+
+
+def _test_time_host(output: str, tests_dir: Path | None) -> str | None:
+    """A host the failed tests fetch from (``._image.unreachable_at_test_time``), the test
+    files read for hosts they name."""
+    from exploreval.suites.terminal._image import unreachable_at_test_time
+
+    sources: list[str] = []
+    if tests_dir is not None and tests_dir.is_dir():
+        for path in sorted(tests_dir.rglob("*"))[:200]:
+            if path.is_file() and path.suffix in (".py", ".sh", ".txt", ".json", ".yaml"):
+                sources.append(path.read_text(errors="replace")[:200_000])
+    return unreachable_at_test_time(output, tuple(sources))
 
 
 #: How a test says it could not connect (requests/urllib3, Python, curl, Node, Go).
