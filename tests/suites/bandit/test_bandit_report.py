@@ -129,3 +129,47 @@ def test_figure6_draws_k_minfrac_over_time_for_every_agent_and_baseline(
         label = next(k for k in lines if name in k.split(" = "))
         assert np.allclose(lines[label].get_ydata(), traj.n_arms * B.min_frac_curve(traj))
     assert any(k.endswith("(simulated)") for k in lines)
+
+
+def test_figure12_gives_each_scenario_its_panel_and_figure13_counts_fails(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Figure 12 (issue 44): agents of the buttons (B...) and advertisements (A...) designs get
+    a scatter each, the baselines and agents of no design in both; Figure 13's "fails" row
+    counts an agent's episodes on the instance that did not complete."""
+    import exploreval.suites.bandit._report as R
+    from exploreval.core import AgentInfo
+
+    drawn: list[Any] = []
+    monkeypatch.setattr(R, "save_figure", lambda fig, path, **_: drawn.append(fig))
+    base = [r for r in RunDir(run_dir).latest_records().values() if r.preset == "smoke"]
+    greedy = [r for r in base if r.agent.name == "greedy"]
+    records = [r for r in base if r.agent.name == "ts"] + [
+        r.model_copy(update={"agent": AgentInfo(name=name, kind="llm")})
+        for name in ("m/BNRN0/none", "m/ANRN0/none")
+        for r in greedy
+    ]
+    rows = pd.DataFrame(
+        [{"episode_id": r.episode_id, "agent": r.agent.name, "preset": r.preset,
+          "family": "bandit"} for r in records]
+        + [{"episode_id": f"errored-{i}", "agent": "m/BNRN0/none", "preset": "smoke",
+            "family": "bandit"} for i in range(2)]
+    )  # fmt: skip
+    (section,) = R.bandit_report(records, rows, tmp_path)
+    scatter = next(f for f in drawn if f.axes[0].get_xlabel().startswith("SuffFailFreq(T/2)"))
+    titles = [ax.get_title() for ax in scatter.axes]
+    assert titles == ["Buttons, K=3, Δ=0.5, T=10", "Advertisements, K=3, Δ=0.5, T=10"]
+    for ax, mine, other in zip(scatter.axes, ("BNRN0", "ANRN0"), ("ANRN0", "BNRN0"), strict=True):
+        labels = " ".join(str(c.get_label()) for c in ax.collections)
+        assert mine in labels and other not in labels
+        assert "ts (n=" in labels and "Greedy (simulated)" in labels  # in every panel
+    header = next(ln for ln in section.markdown.splitlines() if ln.startswith("| | "))
+    agents = [c.strip() for c in header.strip("|").split("|")][1:]
+    fails_line = next(ln for ln in section.markdown.splitlines() if ln.startswith("| fails |"))
+    fails = dict(zip(agents, [c.strip() for c in fails_line.strip("|").split("|")][1:], strict=True))
+    assert fails == {"TS (sim)": "0", "UCB (sim)": "0", "Greedy (sim)": "0",
+                     "m/ANRN0/none": "0", "m/BNRN0/none": "2", "ts": "0"}  # fmt: skip
+    drawn.clear()
+    R.bandit_report([r for r in records if "ANRN0" not in r.agent.name], rows, tmp_path)
+    one = next(f for f in drawn if f.axes[0].get_xlabel().startswith("SuffFailFreq(T/2)"))
+    assert len(one.axes) == 1  # one scenario: Figure 3's single panel

@@ -257,12 +257,18 @@ async def _verify_image(sb: Sandbox, task: object) -> object:
 GOLD_HELLO = "printf 'print(\"Hello, World!\")\\n' > /workspace/hello.py"
 
 
+#: An image's sandbox with one uid and without capability, and its many-user root (Docker's
+#: capabilities inside its own user namespace, issue 43): every attack is tried on both.
+USERS = pytest.mark.parametrize("users", ["one", "many"])
+
+
 @pytest.mark.slow
-async def test_in_an_image_the_gold_resolves_and_the_untouched_task_does_not() -> None:
-    sb, task, _ = await _image_sandbox()
+@USERS
+async def test_in_an_image_the_gold_resolves_and_the_untouched_task_does_not(users: str) -> None:
+    sb, task, _ = await _image_sandbox(users=users)
     async with sb:
         untouched = await _verify_image(sb, task)
-    sb, task, _ = await _image_sandbox()
+    sb, task, _ = await _image_sandbox(users=users)
     async with sb:
         await sb.run_blocking(GOLD_HELLO + "\n", timeout=10)
         gold = await _verify_image(sb, task)
@@ -284,14 +290,15 @@ async def test_in_an_image_the_gold_resolves_and_the_untouched_task_does_not() -
         ("echo 'import os' > /usr/local/lib/python3.11/dist-packages/zz_hook.pth", None),
     ],
 )  # fmt: skip
+@USERS
 async def test_in_an_image_changes_to_the_programs_the_verification_runs_are_caught(
-    attack: str, flagged: str | None
+    attack: str, flagged: str | None, users: str
 ) -> None:
     """Harbor's hello-world runs ``python hello.py`` and writes the reward from the shell: a
     change to a program the shell itself runs taints the reward it writes (caught, named); a
     start-up hook that only the agent's own program loads shapes nothing the verdict is made of
     (the gold still resolves)."""
-    sb, task, _ = await _image_sandbox()
+    sb, task, _ = await _image_sandbox(users=users)
     async with sb:
         await sb.run_blocking(GOLD_HELLO + "\n", timeout=10)
         await sb.run_blocking(attack + "\n", timeout=10)
@@ -306,8 +313,11 @@ async def test_in_an_image_changes_to_the_programs_the_verification_runs_are_cau
 
 
 @pytest.mark.slow
-async def test_in_an_image_the_quota_covers_the_whole_root_and_mountinfo_is_clean() -> None:
-    sb, _, image = await _image_sandbox(disk_mb=32)
+@USERS
+async def test_in_an_image_the_quota_covers_the_whole_root_and_mountinfo_is_clean(
+    users: str,
+) -> None:
+    sb, _, image = await _image_sandbox(disk_mb=32, users=users)
     async with sb:
         fill = await sb.exec(["sh", "-c", "head -c 50000000 /dev/zero > /usr/big; echo rc=$?"],
                              timeout=30)  # fmt: skip

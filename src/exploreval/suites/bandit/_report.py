@@ -178,8 +178,28 @@ def bandit_report(
             )  # fmt: skip
             for agent, traj in agents.items()
         }
-        sections.extend(_instance_sections(inst, instance, agents, refs, out_dir, replicates))
+        fails = _fails(rows, replicates)
+        sections.extend(
+            _instance_sections(inst, instance, agents, refs, out_dir, replicates, fails)
+        )
     return sections
+
+
+def _fails(rows: pd.DataFrame, replicates: dict[str, list[_Replicate]]) -> dict[str, int]:
+    """Figure 13's "fails" row: per agent, its episodes on this instance's presets that did not
+    complete (errored, or ended before the horizon); 0 = every replicate completed."""
+    needed = {"episode_id", "agent", "preset", "family"}
+    if rows.empty or not needed <= set(rows.columns):
+        return {agent: 0 for agent in replicates}
+    bandit = rows[rows["family"] == "bandit"]
+    out: dict[str, int] = {}
+    for agent, done in replicates.items():
+        ids = {w.episode_id for w in done}
+        mine = bandit[bandit["agent"] == agent]
+        presets = set(mine.loc[mine["episode_id"].isin(ids), "preset"])
+        others = mine[mine["preset"].isin(presets) & ~mine["episode_id"].isin(ids)]
+        out[agent] = int(len(others))
+    return out
 
 
 #: One line per row of the Figure 4 table and per column of the reward table (Section 3.3).
@@ -227,12 +247,13 @@ def _instance_sections(
     refs: dict[str, BanditTrajectories],
     out_dir: Path,
     replicates: dict[str, list[_Replicate]] | None = None,
+    fails: dict[str, int] | None = None,
 ) -> list[ReportSection]:
     slug = _slug(inst)
     ref_groups = {(inst, f"{name} (sim)"): traj for name, traj in refs.items()}
     run_groups = {(inst, name): traj for name, traj in agents.items()}
     frame = summary_frame({**ref_groups, **run_groups})
-    table = figure4_markdown(frame)
+    table = figure4_markdown(frame, fails if fails is not None else {})
     extra_cols = [
         "agent",
         "replicates",
@@ -269,6 +290,9 @@ def _instance_sections(
         f"baselines simulated on this instance ({REFERENCE_REPLICATES} replicates, seed "
         f"{REFERENCE_SEED}); the others are this run's agents.\n\n{table}\n\n"
         + ROW_DEFINITIONS
+        + "\n- **fails** (Figure 13): the agent's episodes on this instance that did not "
+        "complete (errored, or ended before the horizon); 0 means every replicate completed, "
+        "which the paper's row marks. Simulated baselines never fail."
         + "\n\nReward, regret and validity:\n\n"
         + "\n".join(lines)
         + "\n\n"
@@ -283,6 +307,18 @@ def _instance_sections(
     return [ReportSection(title=f"Bandit: {inst}", markdown=markdown, files=files)]
 
 
+#: A prompt design's code in an agent's name (``model/BNRN0/...``): its first letter is the
+#: scenario, B buttons or A advertisements (Section 2).
+_DESIGN = re.compile(r"(?<![A-Za-z0-9])([AB])[NS][RS][NC][01D](?![A-Za-z0-9])")
+SCENARIOS = {"B": "Buttons", "A": "Advertisements"}
+
+
+def scenario_of(agent: str) -> str | None:
+    """``Buttons`` / ``Advertisements`` for an agent named with a prompt design; else None."""
+    match = _DESIGN.search(agent)
+    return SCENARIOS[match.group(1)] if match else None
+
+
 def _figure3(
     slug: str,
     inst: str,
@@ -293,9 +329,34 @@ def _figure3(
     colours: dict[str, Any],
     agent_names: list[str],
 ) -> Path:
+    """Figure 3; when the run holds both scenarios, Figure 12's layout: one panel each (the
+    baselines, the eps-Greedy curve and agents of no scenario in every panel)."""
     curve = epsilon_curve(instance, REFERENCE_REPLICATES, REFERENCE_SEED)
-    fig = Figure(figsize=(8.5, 5.5), layout="constrained")
-    ax = fig.add_subplot()
+    scenarios = {name: scenario_of(name) for name in agent_names}
+    present = [v for v in SCENARIOS.values() if v in scenarios.values()]
+    panels: list[tuple[str, list[str]]] = [(inst, agent_names)]
+    if len(present) > 1:
+        panels = [
+            (f"{scenario}, {inst}", [n for n in agent_names if scenarios[n] in (scenario, None)])
+            for scenario in present
+        ]
+    fig = Figure(figsize=(8.5 * len(panels), 5.5), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (title, names) in zip(axes, panels, strict=True):
+        _scatter_panel(ax, title, frame, curve, colours, names)
+    path = out_dir / f"bandit_{slug}_fig3_scatter.png"
+    save_figure(fig, path)
+    return path
+
+
+def _scatter_panel(
+    ax: Any,
+    title: str,
+    frame: pd.DataFrame,
+    curve: list[dict[str, Any]],
+    colours: dict[str, Any],
+    agent_names: list[str],
+) -> None:
     xs = [row["suff_fail_freq_half"] for row in curve]
     ys = [row["k_min_frac"] for row in curve]
     ax.plot(xs, ys, "-o", color="0.5", ms=3, lw=1, label="eps-Greedy", zorder=1)
@@ -329,7 +390,7 @@ def _figure3(
     names_at: dict[tuple[float, float], list[str]] = {}
     for _, point in frame.iterrows():
         agent = str(point["agent"])
-        if agent in colours:
+        if agent in colours and agent in agent_names:
             xy = (float(point["suff_fail_freq_half"]), float(point["k_min_frac"]))
             ax.scatter(
                 *xy,
@@ -354,14 +415,11 @@ def _figure3(
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("SuffFailFreq(T/2) (exploration fail)")
     ax.set_ylabel("K * MinFrac(T) (exploitation fail)")
-    ax.set_title(inst)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     legend_outside(ax, ncol=1 if len(agent_names) < 8 else 2)
     if crowded:
-        ax.set_title(f"{inst} ({len(agent_names)} agents)")
-    path = out_dir / f"bandit_{slug}_fig3_scatter.png"
-    save_figure(fig, path)
-    return path
+        ax.set_title(f"{title} ({len(agent_names)} agents)")
 
 
 def _figure1(

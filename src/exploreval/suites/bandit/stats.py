@@ -309,8 +309,9 @@ def summary_frame(groups: Mapping[tuple[str, str], BanditTrajectories]) -> pd.Da
     return frame
 
 
-def figure4_markdown(frame: pd.DataFrame) -> str:
-    """Figure 4 layout: statistics as rows, one column per agent, two decimals."""
+def figure4_markdown(frame: pd.DataFrame, fails: Mapping[str, int] | None = None) -> str:
+    """Figure 4 layout: statistics as rows, one column per agent, two decimals; with ``fails``
+    (agent -> replicates that did not complete), Figure 13's "fails" row last."""
     if frame.empty:
         return "_(no bandit episodes)_"
     agents = [str(a) for a in frame["agent"]]
@@ -325,6 +326,8 @@ def figure4_markdown(frame: pd.DataFrame) -> str:
             else:
                 cells.append(f"{float(value):.2f}")
         lines.append(f"| {TABLE_LABELS[stat]} | " + " | ".join(cells) + " |")
+    if fails is not None:
+        lines.append("| fails | " + " | ".join(str(fails.get(a, 0)) for a in agents) + " |")
     return "\n".join(lines)
 
 

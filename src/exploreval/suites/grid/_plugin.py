@@ -97,6 +97,7 @@ def register() -> None:
     register_report(
         FAMILY, "explore_exploit_figure5", f"{_M}._explore_exploit_report:figure5_report"
     )
+    register_report(FAMILY, "grid_comparisons", f"{_M}._comparisons:comparisons_report")
     register_run_metrics(
         FAMILY,
         "exploration_fraction",

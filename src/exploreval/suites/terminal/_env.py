@@ -67,9 +67,13 @@ OPTIONS = frozenset(
         "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
         "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
         "prompt_variant", "verification_limit", "network", "test_network", "image",
-        "agent_processes",
+        "agent_processes", "users",
     }
 )  # fmt: skip
+#: Who lives in a task's root: ``many`` (a container's root: other users and Docker's
+#: capabilities inside its own user namespace; the default for a task image) or ``one`` (one
+#: uid, no capability; always on the host system). docs/terminal.md, "Users".
+USER_MODES = ("one", "many")
 
 
 class TerminalStepInfo(StepInfo):
@@ -304,6 +308,11 @@ class TerminalEnv(AsyncTextEnv):
                 f"terminal env option image={self.image_mode!r}: expected one of "
                 f"{', '.join(IMAGE_MODES)}"
             )
+        self.users: str | None = p.get("users")
+        if self.users is not None and self.users not in USER_MODES:
+            raise ValueError(
+                f"terminal env option users={self.users!r}: expected one of {USER_MODES}"
+            )
         self.agent_processes: str = str(p.get("agent_processes", "kill"))
         if self.agent_processes not in AGENT_PROCESS_MODES:
             raise ValueError(
@@ -484,6 +493,7 @@ class TerminalEnv(AsyncTextEnv):
             max_output_bytes=int(self.params.get("max_output_bytes", 10_000)),
             logs_dir=task.parser == "reward_file",
             record_cast=self.record_cast,
+            users=self._users(image is not None),
         )
         self._image_built = image
         self._cast_path = self._cast_target(task)
@@ -520,6 +530,17 @@ class TerminalEnv(AsyncTextEnv):
             info["first_thought"] = _prompts.first_thought(task.solution)
         return text, info
 
+    def _users(self, image: bool) -> Literal["one", "many"]:
+        """``many`` for a task image unless the option says ``one``; the host system: one."""
+        if not image:
+            if self.users == "many":
+                raise ValueError(
+                    "terminal env option users=many needs a task image (image=build): the "
+                    "host system has one set of users"
+                )
+            return "one"
+        return "one" if self.users == "one" else "many"
+
     async def _image(self, task: TerminalTask) -> BuiltImage | None:
         """The task's built image (built once per run, cached across runs), or None."""
         if task.image is None:
@@ -546,6 +567,7 @@ class TerminalEnv(AsyncTextEnv):
             # a service outlives the agent's phase: it serves the verification too
             limits=limits.model_copy(update={"wall_s": limits.wall_s + 600}),
             internet=internet,
+            users=self._users(True),
         )
 
     def _cast_target(self, task: TerminalTask) -> Path | None:

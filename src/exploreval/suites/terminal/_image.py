@@ -66,6 +66,7 @@ from exploreval.suites.terminal._docker_syntax import (
 from exploreval.suites.terminal._errors import TaskFormatError
 from exploreval.suites.terminal._image_cache import share_across_images, share_with_base
 from exploreval.suites.terminal._output import bwrap_child_pid
+from exploreval.suites.terminal._userns import DOCKER_CAPS
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
 BUILDER_VERSION = 4
@@ -82,9 +83,6 @@ UBUNTU_KEYRING = (
     "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8",
 )
 #: Docker's default capability set: what a ``RUN`` may do as root in its image.
-DOCKER_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",
-               "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
-               "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE")  # fmt: skip
 _NO_EFFECT = ("CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "VOLUME", "HEALTHCHECK", "STOPSIGNAL",
               "MAINTAINER", "ONBUILD")  # fmt: skip
 _UNREACHABLE = (

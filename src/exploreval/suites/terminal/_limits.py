@@ -22,6 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 UID_BASE = 3_100_000
 UID_SLOTS = 2048
+#: Each lease's subordinate range (``SUBID_COUNT`` uids and gids from ``sub_base``): the other
+#: users of a task's root (``useradd``, ``su``, ``sshd``), none of them a user of this machine.
+SUBID_BASE = 1_000_000_000
+SUBID_COUNT = 65536
 _LEASE_DIR = Path("/tmp/exploreval-terminal-uids")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -80,9 +84,12 @@ class UidLease:
                 os.close(fd)
                 continue
             self.uid = UID_BASE + slot
+            #: The lease's subordinate range: uid (and gid) k > 0 of a many-user root is
+            #: ``sub_base + k`` on the host.
+            self.sub_base = SUBID_BASE + slot * SUBID_COUNT
             LEASED_UIDS.add(self.uid)
             self._fd: int | None = fd
-            _kill_uid_leftovers(self.uid)
+            _kill_uid_leftovers(self.uid, self.sub_base)
             return
         raise RuntimeError(f"all {UID_SLOTS} sandbox uids are in use")
 
@@ -93,15 +100,17 @@ class UidLease:
             self._fd = None
 
 
-def _kill_uid_leftovers(uid: int) -> None:
-    """Kill processes still running as a freshly leased uid (a run killed before cleanup)."""
+def _kill_uid_leftovers(uid: int, sub_base: int) -> None:
+    """Kill processes still running as a freshly leased uid or one of its subordinate range
+    (a run killed before cleanup)."""
     import signal
 
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            if os.stat(entry.path).st_uid == uid:
+            owner = os.stat(entry.path).st_uid
+            if owner == uid or sub_base <= owner < sub_base + SUBID_COUNT:
                 os.kill(int(entry.name), signal.SIGKILL)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from exploreval.core import unmount_under
+from exploreval.suites.terminal._limits import SUBID_COUNT
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MS_NOSUID, _MS_NODEV = 0x2, 0x4
@@ -77,12 +78,24 @@ def _unshare_user() -> None:  # pragma: no cover - runs in the helper child befo
         os._exit(111)
 
 
-def idmapped_clone(source: Path, target: Path, uid: int, *, read_only: bool = True) -> None:
+def id_map(uid: int, sub_base: int | None) -> str:
+    """A user namespace's uid/gid map: 0 is ``uid``; with ``sub_base``, k in 1..65535 is
+    ``sub_base + k`` (written in one write, as the kernel requires)."""
+    mapping = f"0 {uid} 1\n"
+    if sub_base is not None:
+        mapping += f"1 {sub_base + 1} {SUBID_COUNT - 1}\n"
+    return mapping
+
+
+def idmapped_clone(
+    source: Path, target: Path, uid: int, *, read_only: bool = True, sub_base: int | None = None
+) -> None:
     """Mount ``source`` again at ``target`` with on-disk uid/gid 0 shown as ``uid``.
 
     The mapping comes from a throwaway user namespace (``0 uid 1``) whose file descriptor is
     handed to ``mount_setattr(MOUNT_ATTR_IDMAP)``; files owned by other on-disk ids appear
-    unowned (nobody). Needs Linux 5.12+ and a file system that supports idmapped mounts (ext4,
+    unowned (nobody), unless ``sub_base``: then on-disk id k > 0 is shown as ``sub_base + k``
+    (the many-user root's own users). Needs Linux 5.12+ and a file system that supports idmapped mounts (ext4,
     xfs, btrfs, tmpfs 6.3+)."""
     target.mkdir(parents=True, exist_ok=True)
     helper = subprocess.Popen(
@@ -94,8 +107,8 @@ def idmapped_clone(source: Path, target: Path, uid: int, *, read_only: bool = Tr
     )
     ns_fd = tree_fd = -1
     try:
-        for name, text in (("uid_map", f"0 {uid} 1\n"), ("setgroups", "deny"),
-                           ("gid_map", f"0 {uid} 1\n")):  # fmt: skip
+        mapping = id_map(uid, sub_base)
+        for name, text in (("uid_map", mapping), ("setgroups", "deny"), ("gid_map", mapping)):
             with open(f"/proc/{helper.pid}/{name}", "w") as fh:
                 fh.write(text)
         ns_fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
@@ -182,15 +195,16 @@ class EpisodeDisk:
         os.chmod(path, mode)
         return path
 
-    def mount_image(self, image_rootfs: Path) -> Path:
-        """Overlay root over ``image_rootfs``; returns its host path (``episode_dir/root``)."""
+    def mount_image(self, image_rootfs: Path, *, sub_base: int | None = None) -> Path:
+        """Overlay root over ``image_rootfs``; returns its host path (``episode_dir/root``).
+        ``sub_base``: the image's files of other owners keep them (a many-user root)."""
         # The overlay's own root directory takes the upper directory's owner and mode: the
         # image's "/" (root-owned, 0755) as the sandbox's uid sees it through the idmap.
         upper = self.owned_dir(self.disk / "upper", 0o755)
         upper_mode = os.stat(image_rootfs).st_mode & 0o7777
         os.chmod(upper, upper_mode)
         (self.disk / "work").mkdir(mode=0o700)
-        idmapped_clone(image_rootfs, self.dir / "lower", self.uid)
+        idmapped_clone(image_rootfs, self.dir / "lower", self.uid, sub_base=sub_base)
         mount_overlay(self.dir, lower="lower", upper="disk/upper", work="disk/work", target="root")
         self.root = self.dir / "root"
         return self.root
@@ -234,14 +248,17 @@ def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
     return False
 
 
-def kill_uid(uid: int) -> int:
-    """SIGKILL every process running as host ``uid``; returns how many were found."""
+def kill_uid(uid: int, sub_base: int | None = None) -> int:
+    """SIGKILL every process running as host ``uid`` (or in its subordinate range from
+    ``sub_base``); returns how many were found."""
     found = 0
+    low, high = (sub_base, sub_base + SUBID_COUNT) if sub_base is not None else (uid, uid + 1)
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            if os.stat(entry.path).st_uid == uid:
+            owner = os.stat(entry.path).st_uid
+            if owner == uid or low <= owner < high:
                 os.kill(int(entry.name), signal.SIGKILL)
                 found += 1
         except (FileNotFoundError, ProcessLookupError, PermissionError):

@@ -69,6 +69,7 @@ from exploreval.suites.terminal._rootfs import (
     wait_gone,
 )
 from exploreval.suites.terminal._system import require_system
+from exploreval.suites.terminal._userns import DOCKER_CAPS, ManyUsers
 
 _CTL = "/tmp/.exploreval"
 _SOCK = f"{_CTL}/tmux.sock"
@@ -138,6 +139,9 @@ class SandboxConfig(BaseModel):
     #: A compose service: this argv runs as the sandbox's process (its output in the service
     #: log) instead of the agent's tmux server and shell. Empty: the agent's sandbox.
     command: tuple[str, ...] = ()
+    #: ``many``: the root of an image sandbox has other users and Docker's capabilities inside
+    #: its own user namespace (``._userns``); ``one``: one uid, no capability.
+    users: Literal["one", "many"] = "one"
 
     @model_validator(mode="after")
     def _workdir(self) -> SandboxConfig:
@@ -154,7 +158,10 @@ class SandboxConfig(BaseModel):
                         f"workdir {value!r} is inside {reserved}, which the sandbox reserves "
                         "(system, tests, logs or harness files); use a path such as /app"
                     )
-        elif norm in ("/tests", "/logs") or norm.startswith(("/tests/", "/opt/exploreval")):
+        if self.image is None and self.users == "many":
+            raise ValueError("users='many' needs an image: the host system has one set of users")
+        if self.image is not None and (norm in ("/tests", "/logs")
+                                       or norm.startswith(("/tests/", "/opt/exploreval"))):  # fmt: skip
             raise ValueError(f"workdir {value!r} is where the verification mounts its files")
         object.__setattr__(self, "workdir", norm if norm != "//" else "/")
         return self
@@ -255,17 +262,22 @@ def bwrap_root_args(
     env: dict[str, str],
     hostname: str,
     share_net: bool = False,
+    many_users: ManyUsers | None = None,
 ) -> list[str]:
     """The part of a bwrap command line that is the same for the agent's sandbox and the
     verifier's: namespaces, capabilities, identity, root file system, work dir, /tmp, $HOME.
     ``share_net``: every namespace but the network one is new (the caller entered the network
-    namespace to share)."""
-    unshare = (
-        ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-         "--unshare-cgroup-try"] if share_net else ["--unshare-all"]
-    )  # fmt: skip
+    namespace to share). ``many_users``: join that user namespace (its fd passed to bwrap),
+    root with Docker's capabilities inside it; else a new one-uid namespace, no capability."""
+    user = ["--userns", str(many_users.fd)] if many_users is not None else ["--unshare-user"]
+    unshare = [*user, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not share_net:
+        unshare.append("--unshare-net")
+    caps = ["--cap-drop", "ALL"]
+    for cap in DOCKER_CAPS if many_users is not None else ():
+        caps += ["--cap-add", cap]
     argv = [
-        "bwrap", *unshare, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "bwrap", *unshare, "--die-with-parent", "--new-session", *caps,
         "--uid", "0", "--gid", "0", "--hostname", hostname, "--clearenv",
     ]  # fmt: skip
     if image_root is not None:
@@ -327,6 +339,8 @@ class Sandbox:
         #: The tmux server no longer answers (the agent removed its socket...).
         self.terminal_unreachable = False
         self.env: dict[str, str] = {}
+        #: The user namespace of a many-user root (``users="many"``), shared with verification.
+        self.many_users: ManyUsers | None = None
         #: The episode's shared network (compose services), joined instead of a new one.
         self.network_of: EpisodeNetwork | None = None
         #: Ports that listen on a shared network without being the agent's (its services').
@@ -397,8 +411,13 @@ class Sandbox:
         self.host_ctl = disk.ctl
         workdir = self.config.workdir
         if self.config.image is not None:
+            many = self.config.users == "many"
+            if many:
+                self.many_users = ManyUsers(uid, self._lease.sub_base, self.limits.nproc)
             try:
-                self.image_root = disk.mount_image(self.config.image)
+                self.image_root = disk.mount_image(
+                    self.config.image, sub_base=self._lease.sub_base if many else None
+                )
             except MountError as exc:
                 raise SandboxError(f"the task image could not be mounted: {exc}") from exc
             self.host_workdir = self.image_root / workdir.lstrip("/")
@@ -457,6 +476,7 @@ class Sandbox:
                     env=self.env,
                     hostname=self.config.hostname,
                     share_net=shared is not None,
+                    many_users=self.many_users,
                 ),
                 "--bind", str(self.host_ctl), _CTL,
             ]  # fmt: skip
@@ -495,7 +515,8 @@ class Sandbox:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
-                    pass_fds=tuple(fd for fd in fds if fd not in (status_r, block_w)),
+                    pass_fds=tuple(fd for fd in fds if fd not in (status_r, block_w))
+                    + ((self.many_users.fd,) if self.many_users is not None else ()),
                     env={"PATH": _PATH},
                     **identity,
                 )
@@ -710,7 +731,8 @@ class Sandbox:
             await asyncio.to_thread(self._reap_bwrap)
         if self._uid:
             # Nothing can have left the PID namespace; check anyway (a second kill is cheap).
-            await asyncio.to_thread(kill_uid, self._uid)
+            sub_base = self.many_users.sub_base if self.many_users is not None else None
+            await asyncio.to_thread(kill_uid, self._uid, sub_base)
         self.terminated = True
 
     def _reap_bwrap(self) -> None:
@@ -744,6 +766,9 @@ class Sandbox:
             self.disk = None
         elif self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.many_users is not None:
+            self.many_users.close()
+            self.many_users = None
         if self._lease is not None:
             self._lease.release()
             self._lease = None
@@ -795,11 +820,15 @@ class Sandbox:
     def _enter_argv(self, argv: list[str], *, cwd: str, timeout: float | None) -> list[str]:
         """``argv`` run inside every namespace of the agent's sandbox, as its root user without
         any capability, under its rlimits (and a kill after ``timeout`` seconds)."""
+        caps = "-all"  # a many-user root keeps Docker's capabilities, as `docker exec` does
+        if self.many_users is not None:
+            caps += "".join(f",+{c.removeprefix('CAP_').lower()}" for c in DOCKER_CAPS)
         command = [
             *self.limits.prlimit_argv(),
             "nsenter", "--target", str(self.child_pid), "--all", "--root",
             "--setuid", "0", "--setgid", "0", "--",
-            "setpriv", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+            "setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}",
+            f"--bounding-set={caps}", "--no-new-privs", "--",
             "/usr/bin/env", "-C", cwd, "--",
         ]  # fmt: skip
         if timeout is not None:

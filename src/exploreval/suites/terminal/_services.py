@@ -25,7 +25,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from exploreval.suites.terminal._contract import (
     HealthCheck,
@@ -162,6 +162,7 @@ async def start_services(
     image_of: Callable[[ImageRecipe], Awaitable[Any]],
     limits: Limits,
     internet: bool,
+    users: Literal["one", "many"] = "many",
 ) -> RunningServices:
     """Start ``services`` in order on a new episode network and wait until the agent may start.
 
@@ -189,6 +190,7 @@ async def start_services(
                 watch_files=False,
                 hostname=spec.name,
                 command=spec.command,
+                users=users,
             )
             running.specs[spec.name] = spec
             running.events[spec.name] = {"command": list(spec.command)}

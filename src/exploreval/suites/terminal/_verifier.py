@@ -308,6 +308,7 @@ async def run_verifier(
                 env=run_env,
                 hostname=sandbox.config.hostname,
                 share_net=join,
+                many_users=sandbox.many_users,  # the tests run as root with the task's users
             ),
             "--remount-ro", "/proc",
             "--bind", str(vdisk / "tests"), "/tests",
@@ -356,7 +357,8 @@ async def run_verifier(
             stdin=subprocess.DEVNULL,
             stdout=out_file,
             stderr=err_file,
-            pass_fds=tuple(fds),
+            pass_fds=tuple(fds)
+            + ((sandbox.many_users.fd,) if sandbox.many_users is not None else ()),
             env={"PATH": _PATH},
             **identity,
         )
@@ -391,7 +393,9 @@ async def run_verifier(
         if keep_agent:  # the agent's processes were kept for the tests: they end now
             await sandbox.terminate()
         else:
-            await asyncio.to_thread(kill_uid, uid)
+            await asyncio.to_thread(
+                kill_uid, uid, sandbox.many_users.sub_base if sandbox.many_users else None
+            )
         messages, overflow = await reader
         trace = await asyncio.to_thread(tracer.stop)
         events, events_error = _parse_events(messages, overflow)
