@@ -166,7 +166,9 @@ def test_figure12_gives_each_scenario_its_panel_and_figure13_counts_fails(
     header = next(ln for ln in section.markdown.splitlines() if ln.startswith("| | "))
     agents = [c.strip() for c in header.strip("|").split("|")][1:]
     fails_line = next(ln for ln in section.markdown.splitlines() if ln.startswith("| fails |"))
-    fails = dict(zip(agents, [c.strip() for c in fails_line.strip("|").split("|")][1:], strict=True))
+    fails = dict(
+        zip(agents, [c.strip() for c in fails_line.strip("|").split("|")][1:], strict=True)
+    )
     assert fails == {"TS (sim)": "0", "UCB (sim)": "0", "Greedy (sim)": "0",
                      "m/ANRN0/none": "0", "m/BNRN0/none": "2", "ts": "0"}  # fmt: skip
     drawn.clear()

@@ -30,7 +30,9 @@ async def _play(task: Path, keystrokes: str, **options: Any) -> dict[str, Any]:
     try:
         await env.areset(seed=0)
         commands = [{"keystrokes": keystrokes, "duration": 60, "block": True}] if keystrokes else []
-        _, _, _, _, info = await env.astep(json.dumps({"commands": commands, "task_complete": True}))
+        _, _, _, _, info = await env.astep(
+            json.dumps({"commands": commands, "task_complete": True})
+        )
     finally:
         await env.aclose()
     verification = info["verification"]
