@@ -593,3 +593,66 @@ def test_table4_pairs_where_success_rate_and_auv_disagree_paper_rows() -> None:
     same = pd.DataFrame([{"env_id": "e", "preset": "p", "agent": a, "success_rate": 0.5,
                           "auv": 0.4} for a in "xy"])  # fmt: skip
     assert sr_auv_pairs(same).empty  # equal on both: nothing to tell apart
+
+
+# -- Figure 7: recall lags by outcome (issue 44) -------------------------------------------------
+def _recall_record(lags: list[int], solved: bool, seed: int, agent: str = "a") -> EpisodeRecord:
+    """A trajectory whose recall events have exactly ``lags``: entity e_i seen, then acted on
+    ``lag`` observations later (a look step between)."""
+    seen: list[list[str]] = [[]]
+    acted: list[list[str]] = []
+    for i, lag in enumerate(lags):
+        seen[-1] = [*seen[-1], f"e{i}"]
+        for _ in range(lag - 1):
+            acted.append([])
+            seen.append([])
+        acted.append([f"e{i}"])
+        seen.append([])
+    infos = [
+        {"entities_acted": a, "entities_seen": s} for a, s in zip(acted, seen[1:], strict=True)
+    ]
+    if solved:
+        infos[-1]["success"] = True
+    return make_record(
+        [f"o{t}" for t in range(len(acted))], ["x"] * len(acted), infos=infos, success=solved,
+        reset_info={"entities_seen": seen[0]}, seed=seed, agent=agent,
+    )  # fmt: skip
+
+
+@given(
+    wins=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=4), max_size=4),
+    losses=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=4), max_size=4),
+)
+@settings(max_examples=30, deadline=None)
+def test_recall_lag_table_counts_every_event_by_outcome(
+    wins: list[list[int]], losses: list[list[int]]
+) -> None:
+    from exploreval.metrics._tide_records import recall_lags_table, trajectory_summaries
+
+    records = [_recall_record(lags, True, i) for i, lags in enumerate(wins)]
+    records += [_recall_record(lags, False, 100 + i) for i, lags in enumerate(losses)]
+    table = recall_lags_table([s for r in records for s in trajectory_summaries(r)])
+    for outcome, groups in (("success", wins), ("fail", losses)):
+        part = table[table["outcome"] == outcome] if not table.empty else table
+        expected = pd.Series([lag for lags in groups for lag in lags]).value_counts().sort_index()
+        got = part.groupby("lag")["events"].sum() if not part.empty else pd.Series(dtype=int)
+        assert got.to_dict() == expected.to_dict()
+
+
+def test_the_report_draws_figure7_from_the_run(tmp_path: Path) -> None:
+    from exploreval.report._tide import recall_lag_summary, tide_report
+
+    records = [_recall_record([1, 1, 2], True, 0), _recall_record([1, 2], True, 1)]
+    records += [_recall_record([3, 7], False, 2), _recall_record([1, 8, 9], False, 3)]
+    (section,) = tide_report(records, pd.DataFrame(), tmp_path)
+    assert "### Memory recall lag, success vs failure (Figure 7)" in section.markdown
+    assert (tmp_path / "tide_recall_lags.png") in section.files
+    from exploreval.metrics._tide_records import recall_lags_table, trajectory_summaries
+
+    summary = recall_lag_summary(
+        recall_lags_table([s for r in records for s in trajectory_summaries(r)])
+    ).set_index("outcome")
+    assert list(summary.index) == ["success", "fail"]
+    assert summary.loc["success", "events"] == 5 and summary.loc["fail", "events"] == 5
+    assert summary.loc["success", "mean_lag"] == pytest.approx(7 / 5)
+    assert summary.loc["fail", "share_above_5"] == pytest.approx(3 / 5)

@@ -970,6 +970,7 @@ def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str,
         ("tide_memory", _memory_table(run)),
         ("tide_window", _window_table(run)),
         ("tide_points", _points_table(run.items, run.windows)),
+        ("tide_recall_lags", recall_lags_table(run.items)),
     ):
         if not table.empty:
             tables[name] = table
@@ -990,6 +991,23 @@ def points_table(records: Iterable[TrajectoryLike], override: TMaxOverride = Non
         )
     ]
     return _points_table(items, Windows(items, override))
+
+
+def recall_lags_table(items: Sequence[TrajectorySummary]) -> pd.DataFrame:
+    """The distribution of memory recall lags (TIDE Appendix B.6, Figure 7): per env, preset,
+    condition, agent and task outcome (``success``: the task was solved within its steps), how
+    many recall events had each lag. Empty when no trajectory recorded a recall event."""
+    counts: dict[tuple[str, str, str, str, str, str, int], int] = {}
+    for item in items:
+        if not item.recalls:
+            continue
+        outcome = "success" if item.solved is not None else "fail"
+        for lag in item.recalls:
+            key = (item.family, item.env_id, item.preset, item.condition, item.agent, outcome,
+                   int(lag))  # fmt: skip
+            counts[key] = counts.get(key, 0) + 1
+    columns = ("family", "env_id", "preset", "condition", "agent", "outcome", "lag", "events")
+    return _frame([dict(zip(columns, (*k, n), strict=True)) for k, n in sorted(counts.items())])
 
 
 def _points_table(items: Sequence[TrajectorySummary], windows: Windows) -> pd.DataFrame:

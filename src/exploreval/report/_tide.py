@@ -368,6 +368,70 @@ def _radar_part(
     return ["", text]
 
 
+def recall_lag_summary(lags: pd.DataFrame) -> pd.DataFrame:
+    """Per env, preset and outcome (agents pooled, as the paper pools trajectories): recall
+    events, mean and median lag, and the share of lags above 5 steps (the long tail)."""
+    rows = []
+    for (env_id, preset, outcome), part in lags.groupby(["env_id", "preset", "outcome"]):
+        values = np.repeat(part["lag"].to_numpy(int), part["events"].to_numpy(int))
+        rows.append({"env_id": env_id, "preset": preset, "outcome": outcome,
+                     "events": int(values.size), "mean_lag": float(values.mean()),
+                     "median_lag": float(np.median(values)),
+                     "share_above_5": float((values > 5).mean())})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame["_order"] = (frame["outcome"] == "fail").astype(int)  # success first, as Figure 7
+    return (
+        frame.sort_values(["env_id", "preset", "_order"])
+        .drop(columns="_order")
+        .reset_index(drop=True)
+    )
+
+
+def plot_recall_lags(lags: pd.DataFrame, path: Path) -> Path:
+    """Figure 7: per environment, the share of recall events at each lag, success and failure
+    trajectories side by side (agents pooled)."""
+    plt = _plt()
+    panels = list(dict.fromkeys(zip(lags["env_id"], lags["preset"], strict=True)))
+    rows, cols = _grid(len(panels))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
+    colours = {"success": "tab:green", "fail": "tab:red"}
+    for ax, (env_id, preset) in zip(axes.flat, panels, strict=False):
+        part = lags[(lags["env_id"] == env_id) & (lags["preset"] == preset)]
+        top = int(part["lag"].max())
+        for offset, outcome in ((-0.2, "success"), (0.2, "fail")):
+            mine = part[part["outcome"] == outcome].groupby("lag")["events"].sum()
+            if mine.empty:
+                continue
+            share = mine / mine.sum()
+            ax.bar(share.index.to_numpy(float) + offset, share.to_numpy(float), 0.4,
+                   color=colours[outcome], label=f"{outcome} ({int(mine.sum())} events)")  # fmt: skip
+        ax.set_xlim(0.3, top + 0.7)
+        ax.set_xlabel("memory recall lag (steps since last seen)")
+        ax.set_ylabel("share of recall events")
+        ax.set_title(_panel_key(env_id, preset), fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
+def _recall_lag_part(lags: pd.DataFrame | None, out_dir: Path, files: list[Path]) -> list[str]:
+    if lags is None or lags.empty:
+        return []
+    files.append(plot_recall_lags(lags, out_dir / "tide_recall_lags.png"))
+    return ["", "### Memory recall lag, success vs failure (Figure 7)", "",
+            "Every recall event (an action on a task object seen earlier; the lag is the steps "
+            "since it was last seen, Appendix C.5) of the successful and the failed task "
+            "trajectories, agents pooled (`tide_recall_lags.png`).", "",
+            markdown_table(recall_lag_summary(lags), ["env_id", "preset", "outcome", "events",
+                                                      "mean_lag", "median_lag",
+                                                      "share_above_5"])]  # fmt: skip
+
+
 def plot_radar(frame: pd.DataFrame, path: Path) -> Path:
     plt = _plt()
     metrics = [("auv_norm", "AUV ↑"), ("one_minus_lr_norm", "1 - LR ↑"), ("mi_norm", "MI ↑")]
@@ -640,6 +704,7 @@ def tide_report(
             ),  # fmt: skip
         ]
     parts += _radar_part(summary, memory, out_dir, files)
+    parts += _recall_lag_part(tables.get("tide_recall_lags"), out_dir, files)
     return [
         ReportSection(
             title="TIDE: AUV, Loop Ratio, Memory Index", markdown="\n".join(parts), files=files

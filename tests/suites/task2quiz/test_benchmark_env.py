@@ -245,3 +245,43 @@ def test_random_explorer_plays_admissible_commands(tw_cache: Path, tmp_path: Pat
     assert acting and all(s.valid for s in acting)
     assert all(o.steps <= 5 for o in record.tasks) and record.max_steps == 5
     assert len(record.tasks) == len(record.ground_truth["quiz_world"]["tasks"])
+
+
+def test_entity_mentions_prefer_the_longer_name_and_skip_rooms() -> None:
+    from exploreval.suites.task2quiz._env import EntityMentions
+
+    mentions = EntityMentions({"k_0": "key", "k_1": "rusty key", "r_0": "kitchen", "c_0": "chest",
+                               "P": "player"})  # fmt: skip
+    assert mentions.find("You see a rusty key and a chest in the kitchen.") == ["c_0", "k_1"]
+    assert mentions.find("take key from chest") == ["c_0", "k_0"]
+    assert mentions.find("keystone monkey") == []  # whole names only
+    assert EntityMentions({}).find("anything") == []
+
+
+@pytest.mark.slow
+def test_episodes_emit_what_memory_recall_distance_needs(tw_cache: Path, tmp_path: Path) -> None:
+    """Issue 44: each step names the objects its observation shows and its command acts on, and
+    the ground truth names the tasks' objects (G_task), so TIDE's recall distance (Appendix C.5)
+    is defined on Task2Quiz as on AlfWorld; a walkthrough acts on objects it has just seen."""
+    from exploreval.metrics._tide_records import record_recall, views_of
+    from exploreval.runner import run_experiment, spec_from_dict
+    from exploreval.store import RunDir
+
+    spec = spec_from_dict({"suites": [{"env_id": ENV_ID, "presets": ["easy"], "seeds": [0]}],
+                           "agents": [{"kind": "scripted", "agent": "walkthrough"}]})  # fmt: skip
+    run_experiment(spec, str(tmp_path / "run"))
+    (record,) = list(RunDir(tmp_path / "run").iter_records())
+    names = record.ground_truth["quiz_world"]["summary"]["names"]
+    relevant = set(record.ground_truth["task_entities"])
+    assert relevant and all(not e.startswith("r_") for e in relevant)
+    task_steps = [s for s in record.steps if s.phase == "task"]
+    for step, following in zip(task_steps, [*record.steps[1:], None], strict=False):
+        for eid in step.info["entities_acted"]:
+            assert names[eid].lower() in step.action.lower()
+        # what the step's outcome shows is what the agent reads next
+        shown = str(following.observation if following is not None else "").lower()
+        for eid in step.info["entities_seen"]:
+            assert names[eid].lower() in shown
+    events = [e for view in views_of(record) for e in record_recall(view).events]
+    assert len(events) >= len(record.tasks)
+    assert {e.entity for e in events} <= relevant and min(e.distance for e in events) == 1

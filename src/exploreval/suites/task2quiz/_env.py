@@ -96,6 +96,29 @@ def parser_refusal(feedback: str) -> str | None:
     return None
 
 
+class EntityMentions:
+    """Which of a world's objects a text names (rooms and the player left out): TIDE's
+    "observed" and "interacted with" for memory recall distance, read from the observation and
+    the command as AlfWorld's are. A longer name wins over a name inside it ("rusty key" over
+    "key")."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self._by_name: dict[str, str] = {}
+        for eid, name in names.items():
+            if eid[:2] not in ("r_", "P", "I") and eid not in ("P", "I") and name.strip():
+                self._by_name.setdefault(name.lower(), eid)
+        alternatives = "|".join(re.escape(n) for n in sorted(self._by_name, key=len, reverse=True))
+        self._pattern = (
+            re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if alternatives else None
+        )
+
+    def find(self, text: str) -> list[str]:
+        if self._pattern is None or not text:
+            return []
+        found = (self._by_name[m.group(0)] for m in self._pattern.finditer(text.lower()))
+        return sorted(set(found))
+
+
 def fact_string(prop: Any, ids: dict[str, str]) -> str:
     """``Proposition`` -> "name(id,id)" (TextWorld's facts name entities by their names)."""
     args = ",".join(ids.get(v.name, v.name) for v in prop.arguments)
@@ -152,6 +175,7 @@ class Task2QuizEnv(TextEnv):
         self._intro = ""
         self._ids: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._mentions = EntityMentions({})
         self._used = 0
         self._score = 0
         self.world_seed = 0
@@ -187,6 +211,7 @@ class Task2QuizEnv(TextEnv):
         names = self.quiz_world.summary["names"] if self.quiz_world.summary else {}
         self._ids = {name: eid for eid, name in names.items()}
         self._names = dict(names)
+        self._mentions = EntityMentions(self._names)
         self._score = 0
         self._phase = TASK_PHASE
         self._task = 0
@@ -196,6 +221,7 @@ class Task2QuizEnv(TextEnv):
         self.session = None
         obs, admissible = self._start_task()
         return obs, {
+            "entities_seen": self._mentions.find(obs),
             "admissible_commands": admissible,
             "inventory": [],
             "score": 0,
@@ -308,6 +334,10 @@ class Task2QuizEnv(TextEnv):
             score=self._score,
             goal=self.tasks[self._task].goal,
         )
+        # what memory recall distance needs (TIDE C.5): the objects this observation names and
+        # the objects the command names (an invalid command touches nothing)
+        info["entities_acted"] = [] if info.get("valid") is False else self._mentions.find(command)
+        info["entities_seen"] = self._mentions.find(feedback)
         cap = self.task_step_cap if self.task_step_cap is not None else DEFAULT_TASK_STEP_CAP
         capped = not won and self._used >= cap
         if not (won or lost or capped):
@@ -332,6 +362,7 @@ class Task2QuizEnv(TextEnv):
                 admissible_commands=admissible,
                 inventory=self._inventory(),
                 goal=self.tasks[self._task].goal,
+                entities_seen=self._mentions.find(f"{feedback}\n\n{obs}"),
             )
             return f"{feedback}\n\n{obs}", float(won), False, False, info
         return self._start_quiz(feedback, float(won), info)
@@ -391,7 +422,12 @@ class Task2QuizEnv(TextEnv):
             if session is not None
             else [],
             "references": list(session.references) if session is not None else [],
-        }
+            # G_task of memory recall distance: the objects the tasks' walkthroughs act on
+            "task_entities": sorted({
+                e for task in self.tasks for command in task.walkthrough
+                for e in self._mentions.find(command)
+            }),
+        }  # fmt: skip
 
     def on_episode_end(self) -> None:
         with TEXTWORLD_LOCK:
