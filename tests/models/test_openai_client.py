@@ -7,6 +7,8 @@ import os
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exploreval.core import Message
 from exploreval.models import (
@@ -173,3 +175,37 @@ def test_the_stubs_stats_say_when_the_first_and_latest_requests_arrived() -> Non
         assert two["requests"] == 2 and two["first_request_at"] == one["first_request_at"]
         assert two["last_request_at"] >= one["last_request_at"] + 0.05  # after the first reply
         assert two["last_request_at"] <= time.time()
+
+
+@given(st.lists(st.lists(st.floats(-30, 0), min_size=1, max_size=20), min_size=1, max_size=30))
+def test_token_entropy_is_the_mean_renormalised_top_k_entropy(positions: list[list[float]]) -> None:
+    """Figure 8's action entropy (issue 44): each position's top-K renormalised, entropy in
+    nats, averaged over the positions; bounded by ln K, 0 for a single candidate."""
+    import math
+
+    from exploreval.models._base import token_entropy
+
+    content = [{"logprob": tops[0], "top_logprobs": [{"logprob": v} for v in tops]}
+               for tops in positions]  # fmt: skip
+    scored = token_entropy(content)
+    assert scored is not None
+    mean, count = scored
+    assert count == len(positions)
+    expected = []
+    for tops in positions:
+        probs = [math.exp(v) for v in tops]
+        total = sum(probs)
+        expected.append(-sum(p / total * math.log(p / total) for p in probs if p > 0))
+    assert mean == pytest.approx(sum(expected) / len(expected), abs=1e-9)
+    assert -1e-12 <= mean <= math.log(max(len(t) for t in positions)) + 1e-9
+
+
+def test_token_entropy_of_uniform_and_of_nothing() -> None:
+    import math
+
+    from exploreval.models._base import token_entropy
+
+    uniform = [{"top_logprobs": [{"logprob": math.log(0.25)}] * 4}]
+    assert token_entropy(uniform) == (pytest.approx(math.log(4)), 1)
+    assert token_entropy([{"top_logprobs": [{"logprob": 0.0}]}]) == (0.0, 1)
+    assert token_entropy(None) is None and token_entropy([{"token": "x"}]) is None

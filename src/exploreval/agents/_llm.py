@@ -103,6 +103,14 @@ class LLMAgent(Agent):
                 **constrained,
                 **memory_info,
                 **({"retry_log": completion.retry_log} if completion.retry_log else {}),
+                **(
+                    {
+                        "token_entropy": completion.token_entropy,
+                        "tokens_scored": completion.tokens_scored,
+                    }
+                    if completion.token_entropy is not None
+                    else {}
+                ),  # fmt: skip
             },
         )
 

@@ -123,6 +123,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "Seed passed to the model endpoint"),
     _o("reasoning_effort", "setting", "agents[llm].sampling.reasoning_effort", _STR,
        "none | minimal | low | medium | high | xhigh | max"),
+    _o("top_logprobs", "setting", "agents[llm].sampling.top_logprobs", _INT,
+       "Ask for the K most likely tokens per position (1-20) and record each reply's mean token "
+       "entropy (TIDE's action entropy on loop vs other steps, Figure 8)"),
     _o("constrain", "setting", "agents[llm].constrain", str,
        "Constrained decoding: off | auto | grammar | json_schema. The harness's grammar or JSON "
        "schema of a valid reply goes with each request (auto: a GBNF grammar to the embedded "

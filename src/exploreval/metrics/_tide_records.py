@@ -353,6 +353,10 @@ class TrajectorySummary:
     #: (action verb, loop steps of that verb) pairs (Table 3's Click Ratio); () for no loop.
     loop_verbs: tuple[tuple[str, int], ...]
     recalls: tuple[int, ...]
+    #: Token entropy of the agent's replies (``agent_info["token_entropy"]``, asked with
+    #: ``--top-logprobs``): (sum over loop steps, loop steps scored, sum over the others,
+    #: others scored); zeros when the run asked for none.
+    entropy: tuple[float, int, float, int] = (0.0, 0, 0.0, 0)
 
     def __reduce__(self) -> tuple[type[TrajectorySummary], tuple[Any, ...]]:
         # pickled by the million between a score's workers, its spill and its reduce: rebuilt
@@ -386,6 +390,7 @@ def summarise_trajectory(
         for step, looped in zip(record.steps, record_loop_mask(record, identity), strict=True):
             if looped:
                 verbs[action_verb(step.action)] += 1
+    entropy = _entropy_split(record, identity) if loops is not None else (0.0, 0, 0.0, 0)
     trace = progress_trace(record)
     return TrajectorySummary(
         family=intern(record.family),
@@ -405,7 +410,27 @@ def summarise_trajectory(
         loops=loops,
         loop_verbs=tuple(verbs.items()),
         recalls=tuple(e.distance for e in record_recall(record).events),
+        entropy=entropy,
     )
+
+
+def _entropy_split(
+    record: EpisodeRecord, identity: StateIdentity | None
+) -> tuple[float, int, float, int]:
+    """Token entropy summed over loop steps and over the others (Figure 8), with counts."""
+    scored = [s.agent_info.get("token_entropy") if s.agent_info else None for s in record.steps]
+    if all(v is None for v in scored):
+        return (0.0, 0, 0.0, 0)
+    loop_sum = other_sum = 0.0
+    loop_n = other_n = 0
+    for value, looped in zip(scored, record_loop_mask(record, identity), strict=True):
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            continue
+        if looped:
+            loop_sum, loop_n = loop_sum + float(value), loop_n + 1
+        else:
+            other_sum, other_n = other_sum + float(value), other_n + 1
+    return (loop_sum, loop_n, other_sum, other_n)
 
 
 def trajectory_summaries(record: EpisodeRecord) -> list[TrajectorySummary]:
@@ -971,6 +996,7 @@ def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str,
         ("tide_window", _window_table(run)),
         ("tide_points", _points_table(run.items, run.windows)),
         ("tide_recall_lags", recall_lags_table(run.items)),
+        ("tide_entropy", entropy_table(run.conditions)),
     ):
         if not table.empty:
             tables[name] = table
@@ -991,6 +1017,26 @@ def points_table(records: Iterable[TrajectoryLike], override: TMaxOverride = Non
         )
     ]
     return _points_table(items, Windows(items, override))
+
+
+def entropy_table(conditions: Sequence[Condition]) -> pd.DataFrame:
+    """Figure 8: per condition, the mean token entropy of the agent's replies on loop steps and
+    on the other steps (steps without a scored reply left out). Empty without logprobs."""
+    rows: list[dict[str, Any]] = []
+    for c in conditions:
+        loop_sum = sum(r.entropy[0] for r in c.records)
+        loop_n = sum(r.entropy[1] for r in c.records)
+        other_sum = sum(r.entropy[2] for r in c.records)
+        other_n = sum(r.entropy[3] for r in c.records)
+        if loop_n + other_n == 0:
+            continue
+        rows.append({
+            "family": c.records[0].family, "env_id": c.env_id, "preset": c.preset,
+            "condition": c.condition, "agent": c.agent,
+            "entropy_loop": loop_sum / loop_n if loop_n else None, "loop_steps": loop_n,
+            "entropy_other": other_sum / other_n if other_n else None, "other_steps": other_n,
+        })  # fmt: skip
+    return _frame(rows)
 
 
 def recall_lags_table(items: Sequence[TrajectorySummary]) -> pd.DataFrame:

@@ -45,6 +45,10 @@ class SamplingParams(BaseModel):
     max_tokens: int | None = spec_field("agents[llm].sampling.max_tokens", ge=1)
     seed: int | None = spec_field("agents[llm].sampling.seed")
     reasoning_effort: str | None = spec_field("agents[llm].sampling.reasoning_effort")
+    #: Ask for the K most likely tokens at each generated position (OpenAI ``logprobs`` +
+    #: ``top_logprobs``; llama.cpp's server the same): the completion then carries its mean
+    #: token entropy (TIDE's action entropy, Figure 8).
+    top_logprobs: int | None = spec_field("agents[llm].sampling.top_logprobs", ge=1, le=20)
     stop: list[str] | None = None
     #: Set per call by an agent that constrains decoding (never from a config file): part of the
     #: cache key, sent as the endpoint understands it, never as a sampling field.
@@ -89,6 +93,37 @@ class Completion(BaseModel):
     retry_log: list[str] = Field(default_factory=list)
     cached: bool = False
     finish_reason: str | None = None
+    #: With ``top_logprobs``: the mean over the reply's tokens of the entropy (nats) of the
+    #: top-K distribution renormalised, and how many tokens were scored (None: not asked, or
+    #: the endpoint returned none).
+    token_entropy: float | None = None
+    tokens_scored: int | None = None
+
+
+def token_entropy(content: Any) -> tuple[float, int] | None:
+    """(mean entropy in nats, tokens) of ``choices[0].logprobs.content`` (a list of
+    ``{logprob, top_logprobs: [{logprob}...]}``); each position's top-K probabilities are
+    renormalised to sum to 1, so K=1 gives 0. None when nothing could be scored. *Reading:*
+    the paper's "action entropy" is not defined further; this is the model's uncertainty over
+    the tokens it wrote, the part of the distribution the API shows."""
+    import math
+
+    if not isinstance(content, list):
+        return None
+    entropies: list[float] = []
+    for position in content:
+        tops = position.get("top_logprobs") if isinstance(position, dict) else None
+        if not isinstance(tops, list) or not tops:
+            continue
+        logs = [t.get("logprob") for t in tops if isinstance(t, dict)]
+        probs = [math.exp(v) for v in logs if isinstance(v, int | float) and math.isfinite(v)]
+        total = sum(probs)
+        if total <= 0:
+            continue
+        entropies.append(-sum(p / total * math.log(p / total) for p in probs if p > 0))
+    if not entropies:
+        return None
+    return sum(entropies) / len(entropies), len(entropies)
 
 
 class ModelClient(abc.ABC):

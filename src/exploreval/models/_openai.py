@@ -35,6 +35,7 @@ from exploreval.models._base import (
     ModelClient,
     SamplingParams,
     ToolCall,
+    token_entropy,
 )
 from exploreval.models._cache import ResponseCache, TransitCache, cache_key
 from exploreval.models._errors import ModelError, ModelRequestError
@@ -267,6 +268,8 @@ class OpenAIClient(ModelClient):
         }
         if params.constraint is not None:
             body.update(self.constraint_body(params.constraint))
+        if params.top_logprobs is not None:
+            body["logprobs"] = True
         if params.max_tokens is None and self.default_max_tokens is not None:
             body["max_tokens"] = self.default_max_tokens
         retry_log: list[str] = []
@@ -421,7 +424,13 @@ class OpenAIClient(ModelClient):
             retries=retries,
             retry_log=retry_log,
             finish_reason=clean_text(finish_reason, self._key) if finish_reason else None,
+            **self._entropy(choice.get("logprobs")),
         )
+
+    @staticmethod
+    def _entropy(logprobs: Any) -> dict[str, Any]:
+        scored = token_entropy(logprobs.get("content")) if isinstance(logprobs, dict) else None
+        return {} if scored is None else {"token_entropy": scored[0], "tokens_scored": scored[1]}
 
     def _tool_calls(self, raw: Any) -> list[ToolCall]:
         """``message.tool_calls`` as (name, arguments); entries that are not function calls are

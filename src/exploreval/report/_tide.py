@@ -368,6 +368,46 @@ def _radar_part(
     return ["", text]
 
 
+def plot_entropy(frame: pd.DataFrame, path: Path) -> Path:
+    """Figure 8: per agent, the mean token entropy of its replies on non-loop and on loop steps
+    (one panel per environment)."""
+    plt = _plt()
+    panels = list(dict.fromkeys(zip(frame["env_id"], frame["preset"], strict=True)))
+    rows, cols = _grid(len(panels))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
+    for ax, (env_id, preset) in zip(axes.flat, panels, strict=False):
+        part = frame[(frame["env_id"] == env_id) & (frame["preset"] == preset)]
+        x = np.arange(len(part))
+        for offset, column, label, colour in ((-0.2, "entropy_other", "non-loop", "tab:blue"),
+                                              (0.2, "entropy_loop", "loop", "tab:red")):  # fmt: skip
+            values = pd.to_numeric(part[column], errors="coerce").to_numpy(float)
+            ax.bar(x + offset, np.nan_to_num(values), 0.4, color=colour, label=label)
+        ax.set_xticks(x, [str(a) for a in part["agent"]], fontsize=7, rotation=20, ha="right")
+        ax.set_ylabel("mean token entropy (nats)")
+        ax.set_title(_panel_key(env_id, preset), fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
+def _entropy_part(frame: pd.DataFrame | None, out_dir: Path, files: list[Path]) -> list[str]:
+    if frame is None or frame.empty:
+        return []
+    files.append(plot_entropy(frame, out_dir / "tide_entropy.png"))
+    return ["", "### Action entropy on loop and non-loop steps (Figure 8)", "",
+            "Mean token entropy of the agent's replies (the top-K distribution at each generated "
+            "token renormalised, K from `--top-logprobs`) on the steps TIDE marks as loops and on "
+            "the others (`tide_entropy.png`). Low entropy on loop steps is the paper's "
+            "over-confidence.", "",
+            markdown_table(frame, ["env_id", "preset", "agent", "entropy_other", "other_steps",
+                                   "entropy_loop", "loop_steps"])]  # fmt: skip
+
+
 def recall_lag_summary(lags: pd.DataFrame) -> pd.DataFrame:
     """Per env, preset and outcome (agents pooled, as the paper pools trajectories): recall
     events, mean and median lag, and the share of lags above 5 steps (the long tail)."""
@@ -705,6 +745,7 @@ def tide_report(
         ]
     parts += _radar_part(summary, memory, out_dir, files)
     parts += _recall_lag_part(tables.get("tide_recall_lags"), out_dir, files)
+    parts += _entropy_part(tables.get("tide_entropy"), out_dir, files)
     return [
         ReportSection(
             title="TIDE: AUV, Loop Ratio, Memory Index", markdown="\n".join(parts), files=files

@@ -498,18 +498,30 @@ async def test_a_service_the_test_script_starts_cannot_rewrite_the_tests() -> No
 
 async def test_tests_of_the_agents_where_the_test_script_copies_the_tests_to_do_not_count() -> None:
     """The test script copies the hidden tests into /app/tests and runs them there. The agent
-    left passing look-alikes at that path, read-only, so the copy fails (verification runs
-    without root's override of file permissions) and pytest runs the look-alikes: they pass,
+    left passing look-alikes at that path, read-only. In a one-uid sandbox (root without the
+    override of file permissions) the copy fails and pytest runs the look-alikes: they pass,
     but they are not the hidden tests (not the test command's copy), so those count as never
     run."""
     fake = "def test_answer_exists():\n    pass\n\n\ndef test_answer_is_42():\n    pass\n"
     verification = await _play(COPIED, _write("/app/tests/test_outputs.py", fake)
-                               + "chmod 0444 /app/tests/test_outputs.py\n")  # fmt: skip
+                               + "chmod 0444 /app/tests/test_outputs.py\n", users="one")  # fmt: skip
     outcomes = [(t["name"], t["outcome"]) for t in verification["tests"]]
     assert ("test_outputs.py::test_answer_is_42", "error") in outcomes, outcomes
     assert any(o == "passed" for _, o in outcomes)  # the look-alikes ran...
     assert verification["resolved"] is False  # ...and did not stand in for the hidden tests
     assert verification["audit"]["test_copies"] == []
+
+
+async def test_with_a_containers_root_the_copy_overwrites_read_only_look_alikes() -> None:
+    """The same attack where the root has a container's capabilities (the default for a task
+    image, issue 43): root overrides the file's mode, as in Docker, so the hidden tests replace
+    the look-alikes and fail on the untouched work dir."""
+    fake = "def test_answer_exists():\n    pass\n\n\ndef test_answer_is_42():\n    pass\n"
+    verification = await _play(COPIED, _write("/app/tests/test_outputs.py", fake)
+                               + "chmod 0444 /app/tests/test_outputs.py\n")  # fmt: skip
+    outcomes = {t["name"]: t["outcome"] for t in verification["tests"]}
+    assert verification["resolved"] is False
+    assert outcomes and "passed" not in set(outcomes.values()), outcomes
 
 
 # -- controls: nothing real breaks ----------------------------------------------------------------
