@@ -21,6 +21,8 @@ class HistoryPolicy:
     * ``window:K``: the last K turns
     * ``none``: only the current observation
     * ``summary``: no raw turns; the harness's structured summary of the past instead
+    * ``model-summary``: no raw turns; the summary the model itself wrote in its last reply
+      (TIDE Table 5's "Summary" setting; harnesses with ``model_summary`` only)
     * ``retrieval:K``: the K earlier turns most similar to the current observation (BM25 over
       the turns' text) plus the latest turn, oldest first
     * ``mem0``, ``langmem``, ``amem`` (``:K``, default 5): a memory system's package stores each
@@ -38,7 +40,7 @@ class HistoryPolicy:
         from exploreval.agents._memory import DEFAULT_RECALL, MEMORY_BACKENDS
 
         text = text.strip().lower()
-        if text in ("full", "none", "summary"):
+        if text in ("full", "none", "summary", "model-summary"):
             return cls(mode=text)
         match = re.fullmatch(r"(window|retrieval):(\d+)", text)
         if match:
@@ -52,6 +54,7 @@ class HistoryPolicy:
             return cls(mode="memory", window=int(k) if k else DEFAULT_RECALL, backend=name)
         raise ValueError(
             f"history policy {text!r} not understood; expected 'full', 'none', 'summary', "
+            "'model-summary', "
             f"'window:K', 'retrieval:K' or a memory system ({', '.join(MEMORY_BACKENDS)}, "
             "optionally ':K')"
         )
@@ -112,11 +115,18 @@ class Harness(abc.ABC):
     """
 
     name: str = "harness"
+    #: The harness asks the model to write its own summary each turn (``history=model-summary``).
+    model_summary: bool = False
 
     def __init__(self, history: str | HistoryPolicy = "full", **options: Any) -> None:
         self.history = (
             history if isinstance(history, HistoryPolicy) else HistoryPolicy.parse(history)
         )
+        if self.history.mode == "model-summary" and not self.model_summary:
+            raise ValueError(
+                f"history model-summary: the {self.name!r} harness does not ask the model for a "
+                "summary (the puzzle harnesses do); use 'summary' for its structured summary"
+            )
         self.options = options
         self.turns: list[Turn] = []
         self.ctx: EpisodeContext | None = None
@@ -178,7 +188,7 @@ class Harness(abc.ABC):
         for turn in past:
             msgs.extend(turn.messages_with_reasoning() if self.reasoning_history else turn.messages)
         current = self.format_observation(observation, info)
-        if mode == "summary":
+        if mode in ("summary", "model-summary"):
             summary = self.summary()
             if summary:
                 current = f"{current}\n\n{summary}"

@@ -110,7 +110,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "Harness option KEY=VALUE, JSON values", flags=("--harness-option",), repeatable=True,
        parse="key_values", spec_default=False),
     _o("history", "shape", "agents[llm].history", _LIST,
-       "What the model sees of earlier turns: full | none | window:K | summary | retrieval:K, "
+       "What the model sees of earlier turns: full | none | window:K | summary | model-summary | "
+       "retrieval:K, "
        "or a memory system's recall: mem0 | langmem | amem (:K entries, default 5; docs/memory.md)"
        " (several: one LLM agent each)", repeatable=True),
     _o("temperature", "setting", "agents[llm].sampling.temperature", _FLOAT,

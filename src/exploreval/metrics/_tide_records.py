@@ -910,6 +910,31 @@ def _memory_table(run: _Trajectories) -> pd.DataFrame:
     return _frame(rows)
 
 
+def _summary_history_table(run: _Trajectories) -> pd.DataFrame:
+    """Table 5: per agent (model and harness), AUV with the full history ("Naive") against AUV
+    with a summary instead of the earlier turns (``model-summary``: written by the model, the
+    paper's setting; ``summary``: the harness's structured summary), paired by task."""
+    windows = run.windows
+    cells: dict[tuple[str, str, str, str], dict[str, Condition]] = defaultdict(dict)
+    for cond in run.conditions:
+        cells[(cond.env_id, cond.preset, cond.condition, cond.base_key)][cond.history] = cond
+    rows: list[dict[str, Any]] = []
+    for (env_id, preset, condition, _), by_history in sorted(cells.items()):
+        if "full" not in by_history:
+            continue
+        for kind in ("model-summary", "summary"):
+            if kind not in by_history:
+                continue
+            row = memory_index_row(by_history[kind].records, by_history["full"].records, windows)
+            rows.append({
+                "env_id": env_id, "preset": preset, "condition": condition,
+                "agent": by_history["full"].base_label, "summary": kind,
+                "auv_naive": row["auv_without"], "auv_summary": row["auv_with"],
+                "difference": row["mi"], "tasks": row["tasks"],
+            })  # fmt: skip
+    return _frame(rows)
+
+
 def window_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
     """AUV against the history window size (none = 0, window:K = K, full = inf): Figure 5."""
     return _window_table(_Trajectories(records, override))
@@ -997,6 +1022,7 @@ def _tables(items: list[TrajectorySummary], override: TMaxOverride) -> dict[str,
         ("tide_points", _points_table(run.items, run.windows)),
         ("tide_recall_lags", recall_lags_table(run.items)),
         ("tide_entropy", entropy_table(run.conditions)),
+        ("tide_summary_history", _summary_history_table(run)),
     ):
         if not table.empty:
             tables[name] = table

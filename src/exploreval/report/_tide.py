@@ -746,6 +746,14 @@ def tide_report(
     parts += _radar_part(summary, memory, out_dir, files)
     parts += _recall_lag_part(tables.get("tide_recall_lags"), out_dir, files)
     parts += _entropy_part(tables.get("tide_entropy"), out_dir, files)
+    summary_history = tables.get("tide_summary_history")
+    if summary_history is not None and not summary_history.empty:
+        parts += ["", "### Memory summary (Table 5)", "",
+                  "AUV with every earlier turn in the prompt (Naive) and with a summary instead "
+                  "(`model-summary`: the model writes it each turn, the paper's setting; "
+                  "`summary`: the harness's list of past actions), paired by task.", "",
+                  markdown_table(summary_history, [*keys, "summary", "auv_naive", "auv_summary",
+                                                   "difference", "tasks"])]  # fmt: skip
     return [
         ReportSection(
             title="TIDE: AUV, Loop Ratio, Memory Index", markdown="\n".join(parts), files=files

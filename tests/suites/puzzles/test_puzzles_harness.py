@@ -207,3 +207,64 @@ def test_llm_episodes_record_raw_text_invalid_reasons_and_metrics(
     assert f"{family}: success by" in text
     assert list((report.parent).glob(f"{family}_success_by_*.png"))
     assert isinstance(table, pd.DataFrame)
+
+
+def test_model_summary_shows_what_the_model_wrote_instead_of_the_turns() -> None:
+    """TIDE Table 5's "Summary" setting (issue 44): the model is asked for a <summary> after
+    its action; the next turn shows the current state and that summary, no earlier turn; a
+    reply without one keeps the last; the grammar makes room for it."""
+    env, harness, obs, info = started("frozenlake", history="model-summary")
+    assert "write <summary> </summary>" in harness.system_prompt()
+    assert "Your summary" not in harness.messages(obs, info)[-1].content  # nothing written yet
+    replies = [
+        "<analysis>a</analysis>\n<action>Right</action>\n<summary>Went right; the hole is "
+        "below (1, 0).</summary>",
+        "<analysis>b</analysis>\n<action>Down</action>",  # no summary: the last one stands
+        "<action>Left</action><summary>  Right then down:\n safe.  </summary>",
+    ]
+    expected = ["Went right; the hole is below (1, 0).", "Went right; the hole is below (1, 0).",
+                "Right then down: safe."]  # fmt: skip
+    for reply, written in zip(replies, expected, strict=True):
+        action = harness.parse(reply).action
+        assert action is not None
+        harness.record(obs, info, reply, action)
+        obs, _, done, _, info = env.step(action)
+        messages = harness.messages(obs, info)
+        assert sum(m.role == "user" for m in messages) == 1  # no earlier turn
+        assert messages[-1].content.endswith(f"<summary>{written}</summary>")
+        if done:
+            break
+    grammar = harness.constraint(obs, info)
+    assert grammar is not None and grammar.grammar is not None
+    assert '"\\n<summary>"' in grammar.grammar and '"</summary>"' in grammar.grammar
+
+
+def test_model_summary_needs_a_harness_that_asks_for_it() -> None:
+    with pytest.raises(ValueError, match="does not ask the model for a summary"):
+        make_harness("grid", "react", history="model-summary")
+
+
+def test_table5_pairs_the_naive_and_the_summary_history(tmp_path: Path) -> None:
+    """Table 5 from a scripted run: AUV with the full history against AUV with the model's own
+    summary, one row per agent, its numbers the TIDE summary's AUVs of the two agents."""
+
+    def reply(messages: Sequence[Message], index: int) -> str:
+        moves = ("Right", "Down", "Left", "Up")
+        return f"<action>{moves[index % 4]}</action><summary>step {index}</summary>"
+
+    spec = spec_from_dict({
+        "suites": [{"env_id": "exploreval/FrozenLake-v0", "presets": ["small"], "seeds": "0-3"}],
+        "agents": [{"kind": "llm", "model": "scripted", "history": h}
+                   for h in ("full", "model-summary")],
+        "max_steps": 6,
+    })  # fmt: skip
+    run_experiment(
+        spec, str(tmp_path / "run"), client_factory=lambda _: ScriptedModel(reply_fn=reply)
+    )
+    result = score_run(RunDir(tmp_path / "run"))
+    (row,) = result.tables["tide_summary_history"].to_dict("records")
+    summary = result.tables["tide_summary"].set_index("agent")["auv"]
+    assert row["summary"] == "model-summary" and row["tasks"] == 4
+    assert row["auv_naive"] == pytest.approx(summary["scripted/default/full"])
+    assert row["auv_summary"] == pytest.approx(summary["scripted/default/model-summary"])
+    assert "### Memory summary (Table 5)" in build_report(RunDir(tmp_path / "run")).read_text()

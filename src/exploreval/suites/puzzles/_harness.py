@@ -22,6 +22,18 @@ from exploreval.suites.puzzles._common import PAPER_MAX_STEPS
 
 _ACTION_RE = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
 _ANALYSIS_RE = re.compile(r"<analysis>(.*?)</analysis>", re.IGNORECASE | re.DOTALL)
+_SUMMARY_RE = re.compile(r"<summary>(.*?)</summary>", re.IGNORECASE | re.DOTALL)
+#: The longest summary carried to the next turn (characters; a longer one is cut).
+SUMMARY_MAX_CHARS = 600
+#: TIDE Table 5's "Summary" setting: the agent summarises its trajectory and reasoning itself
+#: (Appendix B.7), and sees that summary instead of the earlier turns.
+MODEL_SUMMARY_PROMPT = (
+    "You do not see the earlier turns. Instead, after your action, write "
+    "<summary> </summary>: a summary of your interaction so far and of your reasoning (what "
+    "you tried, what happened, what you learnt about the puzzle, what you plan next). Next "
+    "turn you will see only the current state and this summary, so put in it everything you "
+    "will need."
+)
 
 BLOCKSWORLD_PROMPT = """# Role
 You are a robot in a blocksworld system. The blocksworld system has a set of blocks that can be stacked on top of each other, an arm that can hold one block at a time, and a table where blocks can be placed.
@@ -82,6 +94,7 @@ class PuzzleHarness(Harness):
     """The paper's ``<analysis>``/``<action>`` harness; one subclass per puzzle."""
 
     name = "default"
+    model_summary = True
     family: ClassVar[str] = ""
     #: TIDE samples every model at temperature 0.7, top-p 1.0 (Appendix C.8); used when
     #: the experiment does not set them.
@@ -96,10 +109,13 @@ class PuzzleHarness(Harness):
         super().__init__(history=history, fewshot=fewshot)
         self.fewshot = fewshot
         self._actions: list[str] = []
+        #: ``history=model-summary``: the summary the model wrote in its latest reply.
+        self._written = ""
 
     def reset(self, ctx: EpisodeContext, observation: str) -> None:
         super().reset(ctx, observation)
         self._actions = []
+        self._written = ""
 
     # -- prompt ------------------------------------------------------------------------
     @property
@@ -129,6 +145,8 @@ class PuzzleHarness(Harness):
             parts.append("You only see the current state, not the earlier turns.")
         elif self.history.mode == "summary":
             parts.append("Instead of the earlier turns you see a summary of your previous actions.")
+        elif self.history.mode == "model-summary":
+            parts.append(MODEL_SUMMARY_PROMPT)
         return "\n\n".join(parts)
 
     def instruction(self) -> str:
@@ -150,6 +168,10 @@ class PuzzleHarness(Harness):
         return msgs
 
     def summary(self) -> str:
+        if self.history.mode == "model-summary":
+            if not self._written:
+                return ""
+            return f"Your summary of the interaction so far:\n<summary>{self._written}</summary>"
         if not self._actions:
             return ""
         return "Summary of your previous actions, oldest first: " + "; ".join(self._actions) + "."
@@ -159,6 +181,9 @@ class PuzzleHarness(Harness):
     ) -> None:
         super().record(observation, info, reply, action)
         self._actions.append(action if action is not None else "(unparsable reply)")
+        written = _SUMMARY_RE.findall(reply)
+        if written and written[-1].strip():  # no summary this turn: the last one stands
+            self._written = " ".join(written[-1].split())[:SUMMARY_MAX_CHARS]
 
     # -- constrained decoding ----------------------------------------------------------------
     #: GBNF of one well-formed action of the puzzle (each subclass): what the env can read.
@@ -172,6 +197,8 @@ class PuzzleHarness(Harness):
             f'"<analysis>" {gbnf_free_text(300, without="<")} "</analysis>\\n<action>" '
             f'action "</action>"'
         )
+        if self.history.mode == "model-summary":
+            root += f' "\\n<summary>" {gbnf_free_text(SUMMARY_MAX_CHARS, without="<")} "</summary>"'
         return Constraint(name=f"{self.family} action",
                           grammar=gbnf_grammar(root, action=self.action_grammar,
                                                **self.action_rules))  # fmt: skip

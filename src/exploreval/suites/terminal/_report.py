@@ -37,6 +37,7 @@ from exploreval.suites.terminal._metrics import (
     attempts_table,
     normalised_attempts,
 )
+from exploreval.suites.terminal._report_factors import factor_sections, original_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -492,13 +493,6 @@ def curiosity_rows(groups: Sequence[Group]) -> list[list[Any]]:
     return rows
 
 
-def original_of(condition: str) -> str:
-    """The no-injection condition an injected one is compared with: the same options, the
-    injection part (first segment) replaced by ``original``."""
-    rest = condition.split(";", 1)[1] if ";" in condition else ""
-    return "original" + (f";{rest}" if rest else "")
-
-
 def table1_rows(groups: Sequence[Group]) -> list[list[Any]]:
     """Table 1: per agent and injected condition, pass@1 on the original benchmark and with
     the solution over the tasks both have, and Δ = with - without, paired by task (each task's
@@ -639,6 +633,7 @@ def terminal_sections(
     sections.append(
         ReportSection(title="Terminal: by injection level (Table 10)", markdown="\n".join(text))
     )
+    sections += factor_sections(groups, curves, out_dir, k_common, at=_at, table=_md_table)
 
     # @k curves
     if max(g.n_min for g in groups) >= 2:

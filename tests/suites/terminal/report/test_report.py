@@ -483,3 +483,97 @@ def test_table1_delta_is_the_paired_mean_of_per_task_pass_rates(
     assert checked >= 3 * 3
     oracle = [r for r in rows if r["agent"] == "oracle"]
     assert all(float(r["with solution pass@1"]) == 1.0 for r in oracle)
+
+
+def _relabelled(records: list[EpisodeRecord]) -> pd.DataFrame:
+    """The run's attempts under the names and options of the paper's factors (issue 44): the
+    curious agent's attempts as model m's bash-only ones and the incurious agent's as its
+    ``bash+editor`` ones (Figure 3); curious at high and incurious at low reasoning effort for
+    model e (Figure 4); oracle and curious as seeds 1 and 2 of one fine-tuned model (Table 6).
+    The numbers are the run's own; only the labels change."""
+    frame = attempts_frame(records)
+    frame = frame[frame["level"].isin([None, 1]) | frame["level"].isna()]
+    parts = []
+    for source, agent, extra in (("curious", "m/terminus-2/full", ""),
+                                 ("incurious", "m/terminus-2/full", ";tools=bash+editor"),
+                                 ("curious", "e/terminus-2/full", ";reasoning_effort=high"),
+                                 ("incurious", "e/terminus-2/full", ";reasoning_effort=low"),
+                                 ("oracle", "sft (seed 1)", ""), ("curious", "sft (seed 2)", "")):  # fmt: skip
+        part = frame[frame["agent"] == source].copy()
+        part["agent"] = agent
+        part["condition"] = part["condition"] + extra
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _igd(part: pd.DataFrame) -> float:
+    found = part[part["discovered"]]
+    return float(found["interacted"].mean())
+
+
+def test_factor_views_figure3_figure4_and_seed_averages(
+    terminal_records: list[EpisodeRecord], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import exploreval.suites.terminal._report_factors as F
+
+    frame = _relabelled(terminal_records)
+    drawn: list[Any] = []
+    import exploreval.report as report_pkg  # the factor module imports save_figure where it draws
+
+    real = report_pkg.save_figure
+    monkeypatch.setattr(report_pkg, "save_figure", lambda fig, path, **k: (drawn.append(fig),
+                                                                           real(fig, path, **k)))  # fmt: skip
+    groups = groups_of(frame)
+    curves = at_k_curves(groups, n_boot=200)
+    titles = {s.title: s for s in F.factor_sections(groups, curves, tmp_path, 2,
+                                                    at=lambda c, a, cond, m, k: _at(c, a, cond, m, k),
+                                                    table=_md)}  # fmt: skip
+    tools = table(titles["Terminal: scaffold and tools (Figure 3, §3.2)"].markdown, "model")
+    row = next(r for r in tools if r["model"] == "m" and r["condition"] == "`L1:solution.sh`")
+    bash = frame[(frame["agent"] == "m/terminus-2/full") & (frame["condition"] == "L1:solution.sh")]
+    editor = frame[(frame["agent"] == "m/terminus-2/full")
+                   & (frame["condition"] == "L1:solution.sh;tools=bash+editor")]  # fmt: skip
+    assert float(row["IGD bash"]) == pytest.approx(_igd(bash), abs=5e-4)
+    assert float(row["IGD bash+editor"]) == pytest.approx(_igd(editor), abs=5e-4)
+    change = (_igd(editor) - _igd(bash)) / _igd(bash)
+    assert row["relative change"] == f"{100 * change:+.1f}%"
+    figure3 = drawn[0]
+    assert [t.get_text() for t in figure3.axes[0].get_xticklabels()] == [
+        "bash only", "bash + str_replace_editor"]  # fmt: skip
+    assert figure3.axes[1].get_ylabel() == "interaction given discovery (%)"
+    effort = table(titles["Terminal: reasoning budget (Figure 4)"].markdown, "agent")
+    assert [r["reasoning effort"] for r in effort if r["condition"] == "`L1:solution.sh`"] == [
+        "low", "high"]  # fmt: skip
+    figure4 = drawn[1]
+    assert [t.get_text() for t in figure4.axes[0].get_xticklabels()] == ["low", "high"]
+    seeds = table(titles["Terminal: averages over seeds (Table 6)"].markdown, "agent")
+    average = next(r for r in seeds if r["condition"] == "`L1:solution.sh`")
+    assert average["agent"] == "sft (avg. of 2 seeds)"
+    per_seed = [
+        frame[(frame["agent"] == a) & (frame["condition"] == "L1:solution.sh")]
+        .groupby("task_id")["resolved"]
+        .mean()
+        .mean()
+        for a in ("sft (seed 1)", "sft (seed 2)")
+    ]
+    assert float(average["pass@1"]) == pytest.approx(100 * np.mean(per_seed), abs=0.05)
+
+
+def _at(curves: pd.DataFrame, agent: str, condition: str, metric: str, k: int) -> Any:
+    from exploreval.suites.terminal._report import _at as at
+
+    return at(curves, agent, condition, metric, k)
+
+
+def _md(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    from exploreval.suites.terminal._report import _md_table
+
+    return _md_table(header, rows)
+
+
+def test_seed_names_and_their_model() -> None:
+    from exploreval.suites.terminal._report_factors import seed_base
+
+    assert seed_base("T-Bench SFT (seed 2)") == "T-Bench SFT"
+    assert seed_base("tbench-sft-seed3/terminus-2/full") == "tbench-sft/terminus-2/full"
+    assert seed_base("gpt-oss-120b/terminus-2/full") is None
