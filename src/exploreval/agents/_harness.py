@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,13 +90,26 @@ class Turn:
     reply: str
     #: The model's reasoning for this reply (the completion's reasoning field), if any.
     reasoning: str | None = None
+    #: The native function call this reply made, in the API's wire form (answered by the
+    #: next observation as a ``tool`` message); None: a text reply.
+    call: dict[str, Any] | None = None
+    #: The observation answered the previous turn's native call (a ``tool`` message).
+    answers: str | None = None
 
     def __post_init__(self) -> None:
         # built once: full-history prompts reuse them at every later step
-        self.messages = (
-            Message.model_construct(role="user", content=self.observation),
-            Message.model_construct(role="assistant", content=self.reply),
+        make = Message.model_construct
+        seen = (
+            make(role="tool", content=self.observation, tool_call_id=self.answers)
+            if self.answers is not None
+            else make(role="user", content=self.observation)
         )
+        said = (
+            make(role="assistant", content=self.reply, tool_calls=[self.call])
+            if self.call is not None
+            else make(role="assistant", content=self.reply)
+        )
+        self.messages = (seen, said)
 
     def messages_with_reasoning(self) -> tuple[Message, ...]:
         """The turn with its reasoning re-sent: the assistant message is the reasoning in a
@@ -103,7 +117,11 @@ class Turn:
         if not self.reasoning:
             return self.messages
         content = f"<reasoning>\n{self.reasoning}\n</reasoning>\n{self.reply}"
-        return (self.messages[0], Message.model_construct(role="assistant", content=content))
+        said = Message.model_construct(
+            role="assistant", content=content,
+            tool_calls=[self.call] if self.call is not None else None,
+        )  # fmt: skip
+        return (self.messages[0], said)
 
 
 class Harness(abc.ABC):
@@ -117,6 +135,9 @@ class Harness(abc.ABC):
     name: str = "harness"
     #: The harness asks the model to write its own summary each turn (``history=model-summary``).
     model_summary: bool = False
+    #: How the model's action arrives: ``text`` (a reply the harness parses) or ``native`` (a
+    #: function call, for harnesses with :meth:`native_tools`; set by the LLM agent).
+    call_form: str = "text"
 
     def __init__(self, history: str | HistoryPolicy = "full", **options: Any) -> None:
         self.history = (
@@ -141,6 +162,8 @@ class Harness(abc.ABC):
         #: ``history=mem0|langmem|amem``: what the agent's memory recalled for this turn (set by
         #: the agent before :meth:`messages`), shown under the current observation.
         self.recalled: list[str] = []
+        #: The native call the last :meth:`parse_calls` took (wire form), for the next turn.
+        self.pending_call: dict[str, Any] | None = None
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "history": str(self.history), **self.options}
@@ -167,6 +190,17 @@ class Harness(abc.ABC):
         a GBNF grammar and/or a JSON schema that :meth:`parse` accepts. None: unconstrained."""
         return None
 
+    def native_tools(self) -> list[dict[str, Any]] | None:
+        """The tools this harness's agent calls natively (OpenAI ``tools``), or None: its
+        protocol is text (the harness parses the reply)."""
+        return None
+
+    def parse_calls(self, calls: Sequence[Any], text: str) -> ParsedAction:
+        """The action of a reply to a request that offered :meth:`native_tools`: from its first
+        function call (``calls``: ``models.ToolCall``), else from its text. A harness with
+        native tools overrides it; ``info["call_form"]`` says which form the action came in."""
+        return self.parse(text)
+
     @abc.abstractmethod
     def parse(self, text: str) -> ParsedAction:
         """Turn model text into an action (or an invalid action with a reason)."""
@@ -185,8 +219,11 @@ class Harness(abc.ABC):
             past = self.recall(self.format_observation(observation, info), self.history.window)
         else:
             past = []
-        for turn in past:
-            msgs.extend(turn.messages_with_reasoning() if self.reasoning_history else turn.messages)
+        for i, turn in enumerate(past):
+            shown = turn.messages_with_reasoning() if self.reasoning_history else turn.messages
+            if i == 0 and turn.answers is not None:  # its call is not shown: a user message
+                shown = (make(role="user", content=turn.observation), shown[1])
+            msgs.extend(shown)
         current = self.format_observation(observation, info)
         if mode in ("summary", "model-summary"):
             summary = self.summary()
@@ -196,7 +233,11 @@ class Harness(abc.ABC):
             from exploreval.agents._memory import memory_block
 
             current = f"{current}\n\n{memory_block(self.history.backend, self.recalled)}"
-        msgs.append(make(role="user", content=current))
+        last = past[-1].call if past else None
+        if last is not None:  # the observation answers the model's last native call
+            msgs.append(make(role="tool", content=current, tool_call_id=str(last["id"])))
+        else:
+            msgs.append(make(role="user", content=current))
         return msgs
 
     def memory_query(self, observation: str, info: dict[str, Any]) -> str:
@@ -222,7 +263,15 @@ class Harness(abc.ABC):
         self, observation: str, info: dict[str, Any], reply: str, action: str | None
     ) -> None:
         """Remember a finished turn (called after the model replied)."""
-        self.remember(Turn(observation=self.format_observation(observation, info), reply=reply))
+        self.remember(self.new_turn(self.format_observation(observation, info), reply))
+
+    def new_turn(self, observation: str, reply: str) -> Turn:
+        """A turn; in the native form, its observation answers the last turn's call and its
+        reply carries the call :meth:`parse_calls` took (``pending_call``)."""
+        previous = self.turns[-1].call if self.turns else None
+        call, self.pending_call = self.pending_call, None
+        answers = str(previous["id"]) if previous is not None else None
+        return Turn(observation=observation, reply=reply, call=call, answers=answers)
 
     def remember(self, turn: Turn) -> None:
         """Add a turn to the history (and to the retrieval index)."""

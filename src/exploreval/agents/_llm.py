@@ -52,8 +52,25 @@ class LLMAgent(Agent):
         self._scope = f"{ctx.env_id}|{ctx.preset}|{ctx.seed}|{ctx.env_options_hash}"
         self._calls = 0
         self.harness.reset(ctx, observation)
+        self.harness.call_form = self._call_form()
         if self.memory is not None:
             await self.memory.start(ctx)
+
+    def _call_form(self) -> str:
+        """``native`` when the harness's agent calls tools natively and the endpoint takes
+        tools (harness option ``tool_calls``: auto | native | text), else ``text``."""
+        wanted = str(self.harness.options.get("tool_calls", "auto"))
+        if self.harness.native_tools() is None:
+            return "text"
+        if wanted == "native" and not self.client.native_tools:
+            raise ValueError(
+                f"harness option tool_calls=native: {self.client.model} takes no native tool "
+                "calls here (the embedded model decodes the call's schema as text: use "
+                "tool_calls=auto or text)"
+            )
+        if wanted == "text":
+            return "text"
+        return "native" if self.client.native_tools else "text"
 
     async def act(self, observation: str, info: dict[str, Any]) -> Decision:
         if self.memory is not None:
@@ -65,7 +82,12 @@ class LLMAgent(Agent):
         sample, self._calls = self._calls, self._calls + 1
         params = self.params
         constrained: dict[str, Any] = {}
-        if self.constrain:
+        native = self.harness.call_form == "native"
+        if native:  # the tools' schemas shape the call; the text form's constraint is not sent
+            params = params.model_copy(
+                update={"tools": self.harness.native_tools(), "tool_choice": "auto"}
+            )
+        elif self.constrain:
             constraint = self.harness.constraint(observation, info)
             if constraint is not None:
                 params = params.model_copy(update={"constraint": constraint})
@@ -75,7 +97,10 @@ class LLMAgent(Agent):
         completion = await self.client.complete(
             messages, params, repeat=self._repeat, sample=sample, scope=self._scope
         )
-        parsed = self.harness.parse(completion.text)
+        if native:
+            parsed = self.harness.parse_calls(completion.tool_calls, completion.text)
+        else:
+            parsed = self.harness.parse(completion.text)
         self.harness.record(observation, info, completion.text, parsed.action)
         self.harness.record_reasoning(completion.reasoning)
         usage, memory_info = completion.usage, {}
@@ -99,10 +124,15 @@ class LLMAgent(Agent):
             retries=completion.retries,
             cached=completion.cached,
             agent_info={
-                **parsed.info,
+                **{k: v for k, v in parsed.info.items() if k != "call_form"},
                 **constrained,
                 **memory_info,
                 **({"retry_log": completion.retry_log} if completion.retry_log else {}),
+                **(
+                    {"call_form": parsed.info.get("call_form", "text")}
+                    if self.harness.native_tools() is not None
+                    else {}
+                ),  # fmt: skip
                 **(
                     {
                         "token_entropy": completion.token_entropy,

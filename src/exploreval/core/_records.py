@@ -100,6 +100,11 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+    #: An assistant message's native function calls, as the OpenAI API carries them
+    #: (``[{"id", "type": "function", "function": {"name", "arguments"}}]``); None: a text reply.
+    tool_calls: list[dict[str, Any]] | None = None
+    #: A ``tool`` message: the id of the call it answers.
+    tool_call_id: str | None = None
 
 
 class Step(BaseModel):

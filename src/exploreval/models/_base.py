@@ -77,6 +77,8 @@ class ToolCall(BaseModel):
 
     name: str
     arguments: str = ""
+    #: The call's id (what a ``tool`` message answering it names); "" when the server gave none.
+    id: str = ""
 
 
 class Completion(BaseModel):
@@ -131,6 +133,9 @@ class ModelClient(abc.ABC):
 
     #: Model name, used in configs, caches and cost tables.
     model: str = ""
+    #: The endpoint takes ``tools`` and answers with native function calls (a harness whose
+    #: agent calls tools natively uses them; else it asks for the call as text).
+    native_tools: bool = False
 
     @abc.abstractmethod
     async def complete(

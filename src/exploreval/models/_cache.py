@@ -72,7 +72,13 @@ def cache_key(
         "format": CACHE_FORMAT,
         "model": model,
         "endpoint": endpoint,
-        "messages": [[m.role, m.content] for m in messages],
+        # a native call or its answer adds its fields; a text message's key is what it was
+        "messages": [
+            [m.role, m.content]
+            if m.tool_calls is None and m.tool_call_id is None
+            else [m.role, m.content, m.tool_calls, m.tool_call_id]
+            for m in messages
+        ],
         "params": params.model_dump(exclude_none=True),
         "scope": scope,
         "repeat": repeat,

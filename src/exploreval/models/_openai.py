@@ -146,6 +146,16 @@ def llama_schema(schema: Any) -> Any:
     return out
 
 
+def _wire(message: Message) -> dict[str, Any]:
+    """A message as the chat API takes it (a native call and its answer keep their fields)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls is not None:
+        out["tool_calls"] = message.tool_calls
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
 class OpenAIClient(ModelClient):
     """Chat completions through the ``openai`` SDK, with retries, a cache and costs."""
 
@@ -188,6 +198,9 @@ class OpenAIClient(ModelClient):
         self.cache = cache
         #: What identifies the server in cache keys (a local model's port changes per run).
         self.cache_endpoint = cache_endpoint or base_url or "openai"
+        # any OpenAI-compatible endpoint takes tools, except the embedded model's server (it
+        # decodes the call's schema as text instead: docs/models.md, "Native tool calls")
+        self.native_tools = not self.cache_endpoint.startswith("local:")
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -263,7 +276,7 @@ class OpenAIClient(ModelClient):
         # messages (measured in bench/bench_runner.py).
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [_wire(m) for m in messages],
             **params.model_dump(exclude_none=True, exclude={"constraint"}),
         }
         if params.constraint is not None:
@@ -446,8 +459,13 @@ class OpenAIClient(ModelClient):
                 arguments = function.get("arguments")
                 if not isinstance(arguments, str):
                     arguments = json.dumps(arguments) if arguments is not None else ""
+                call_id = item.get("id")
                 calls.append(
-                    ToolCall(name=function["name"], arguments=clean_text(arguments, self._key))
+                    ToolCall(
+                        name=function["name"],
+                        arguments=clean_text(arguments, self._key),
+                        id=str(call_id) if isinstance(call_id, str | int) else "",
+                    )
                 )
         return calls
 

@@ -417,3 +417,80 @@ def test_the_appworld_and_swe_bench_prompts_are_figures_11_and_12(
         assert "directory /app" in started(TerminalUseHarness(benchmark=benchmark)).system_prompt()
     with pytest.raises(ValueError, match="benchmark='webshop': expected one of"):
         TerminalUseHarness(benchmark="webshop")
+
+
+# ----------------------------------------------------------------------------- native tool calls
+def _native_calls(solution: str, harness: str) -> Any:
+    """A tool-calling endpoint's answers (the StubServer's ``tool_calls_fn``): look, run the
+    gold solution, then finish (terminal_use: a final text reply; swe-agent: ``submit``)."""
+    run = f"bash <<'EOF'\n{solution}EOF\n"
+
+    def calls(body: dict[str, Any]) -> list[tuple[str, str]] | None:
+        turn = sum(m["role"] == "assistant" for m in body["messages"])
+        if harness == "terminal_use":
+            plan = [("terminal_use", {"commands": [{"keystrokes": "ls\n", "wait": 0.3}]}),
+                    ("terminal_use", {"commands": [{"keystrokes": run, "wait": 1.0}]})]  # fmt: skip
+        else:
+            plan = [("bash", {"command": "ls"}), ("bash", {"command": run}), ("submit", {})]
+        return [(plan[turn][0], json.dumps(plan[turn][1]))] if turn < len(plan) else None
+
+    return calls
+
+
+@pytest.mark.parametrize("harness", ["terminal_use", "swe-agent"])
+async def test_native_tool_calls_over_http_resolve_and_record_their_form(harness: str) -> None:
+    """Issue 44: where the endpoint takes tools, the paper's tool-calling harnesses send
+    ``tools`` and read the calls; each call's observation goes back as a ``tool`` message
+    answering its id; every step records ``call_form``."""
+    from exploreval.models import OpenAIClient
+    from exploreval.models.testing import StubServer
+    from exploreval.runner import run_episode
+    from exploreval.suites.terminal._env import TerminalEnv
+
+    env = TerminalEnv(tasks=str(TINY), image="host", task=0)
+    solution = env._tasks()[0].solution
+    assert solution
+    with StubServer(reply="All set.\nDONE", tool_calls_fn=_native_calls(solution, harness)) as stub:
+        client = OpenAIClient("stub-model", base_url=stub.base_url, api_key_env="NO_KEY_NEEDED")
+        agent = LLMAgent(client, make_harness("terminal", harness))
+        try:
+            record = await run_episode(env, agent, seed=0, max_steps=10)
+        finally:
+            await env.aclose()
+            await agent.aclose()
+        bodies = list(stub.requests)
+    assert record.ground_truth["resolved"] is True and all(s.valid for s in record.steps)
+    names = {t["function"]["name"] for t in bodies[0]["tools"]}
+    assert names == ({"terminal_use"} if harness == "terminal_use" else {"bash", "submit"})
+    assert "response_format" not in bodies[0] and "grammar" not in bodies[0]
+    second = bodies[1]["messages"]
+    call = second[-2]
+    assert call["role"] == "assistant" and call["tool_calls"][0]["function"]["name"] in names
+    assert (
+        second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == call["tool_calls"][0]["id"]
+    )
+    forms = [s.agent_info["call_form"] for s in record.steps]
+    if harness == "terminal_use":  # the last reply is the final response: text, no call
+        assert forms == ["native", "native", "text"]
+    else:
+        assert forms == ["native"] * 3
+    assert record.steps[0].agent_info["tool_call"]["name"] in names
+
+
+def test_the_embedded_model_keeps_the_text_form_and_native_can_be_refused() -> None:
+    from exploreval.models import OpenAIClient
+
+    local = OpenAIClient("local:smollm2", base_url="http://127.0.0.1:1/v1",
+                         cache_endpoint="local:smollm2")  # fmt: skip
+    remote = OpenAIClient("m", base_url="http://127.0.0.1:1/v1")
+    assert not local.native_tools and remote.native_tools
+    assert LLMAgent(remote, make_harness("terminal", "terminal_use"))._call_form() == "native"
+    assert LLMAgent(local, make_harness("terminal", "terminal_use"))._call_form() == "text"
+    text = make_harness("terminal", "terminal_use", tool_calls="text")
+    assert LLMAgent(remote, text)._call_form() == "text"
+    assert LLMAgent(remote, make_harness("terminal", "terminus-2"))._call_form() == "text"
+    forced = make_harness("terminal", "swe-agent", tool_calls="native")
+    with pytest.raises(ValueError, match="takes no native tool calls"):
+        LLMAgent(local, forced)._call_form()
+    with pytest.raises(ValueError, match="tool_calls='always'"):
+        make_harness("terminal", "terminal_use", tool_calls="always")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from exploreval.agents import EpisodeContext, Harness, ParsedAction
@@ -135,6 +136,39 @@ BENCHMARK_PROMPTS: dict[str, tuple[str, str]] = {
 TERMINAL_USE_CALLING = """## How to call "terminal_use"
 Reply with exactly one JSON object, the arguments of one "terminal_use" call: {"commands": [...]}. When the task is complete, reply with your final response instead: DONE (alone on its last line, no JSON)."""
 
+TERMINAL_USE_NATIVE = """## How to call "terminal_use"
+Act by calling the "terminal_use" tool, one call per reply. When the task is complete, reply with your final response instead of a call: DONE alone on its last line."""
+TERMINAL_USE_DESCRIPTION = (
+    "Send keystrokes to the terminal, each command followed by a wait in seconds (at most 60); "
+    "returns the screen or the new history, whether a command is still in progress, and "
+    "whether the output was truncated."
+)
+EDITOR_DESCRIPTION = (
+    "View, create and edit files (absolute paths): view (a file numbered like cat -n, or a "
+    "directory), create (refuses an existing file), str_replace (old_str must match exactly one "
+    "place), insert (after insert_line), undo_edit."
+)
+EDITOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string",
+                    "enum": ["view", "create", "str_replace", "insert", "undo_edit"]},
+        "path": {"type": "string"}, "file_text": {"type": "string"},
+        "old_str": {"type": "string"}, "new_str": {"type": "string"},
+        "insert_line": {"type": "integer"},
+        "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+    },
+    "required": ["command", "path"],
+    "additionalProperties": False,
+}  # fmt: skip
+
+
+def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """One tool as the chat API declares it."""
+    return {"type": "function",
+            "function": {"name": name, "description": description, "parameters": parameters}}  # fmt: skip
+
+
 TERMINUS_1_BASE = """You are an AI assistant tasked with solving command-line tasks in a Linux environment. You will be given a task instruction and the output from previously executed commands. Your goal is to solve the task by providing batches of shell commands.
 
 For each response:
@@ -217,7 +251,11 @@ CONFIRM_COMPLETION = (
     "graded and you won't be able to make any further corrections. If so, include "
     '"task_complete": true in your JSON response again.'
 )
-_OPTIONS = frozenset({"prompt_variant", "reasoning_history", "benchmark"})
+_OPTIONS = frozenset({"prompt_variant", "reasoning_history", "benchmark", "tool_calls"})
+#: How a harness whose paper's agent called tools natively sends its calls (option
+#: ``tool_calls``): ``auto`` (native where the endpoint takes tools, text for the embedded
+#: model), ``native`` or ``text`` (docs/terminal.md, "Native tool calls").
+TOOL_CALL_FORMS = ("auto", "native", "text")
 _DONE_LINE = re.compile(r"^[\s*_`>#.\-]*DONE[\s*_`.!]*$")
 
 
@@ -279,6 +317,12 @@ class _TerminalHarness(Harness):
                 f"{self.name} harness option prompt_variant={variant!r}: expected one of "
                 f"{', '.join(PROMPT_VARIANTS)}"
             )
+        form = options.get("tool_calls", "auto")
+        if form not in TOOL_CALL_FORMS:
+            raise ValueError(
+                f"{self.name} harness option tool_calls={form!r}: expected one of "
+                f"{', '.join(TOOL_CALL_FORMS)}"
+            )
         super().__init__(history=history, **options)
         self.tools = "bash"
         self.root = "/app"
@@ -313,6 +357,40 @@ class _TerminalHarness(Harness):
 
     def calling_notes(self) -> str:
         return ""
+
+    def _wire_call(self, call: Any) -> dict[str, Any]:
+        """A function call in the API's wire form, with an id (the server's, else one made
+        here: the next observation's ``tool`` message names it)."""
+        call_id = call.id or f"call_{len(self.turns)}"
+        return {"id": call_id, "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments}}  # fmt: skip
+
+    def _native(self, calls: Sequence[Any], text: str, as_text: Any) -> ParsedAction:
+        """The first native call through ``as_text(name, arguments)`` (the text form's parse of
+        the same call), or the reply's text in the text form when it made no call."""
+        if not calls:
+            parsed = self.parse(text)
+            parsed.info["call_form"] = "text"
+            return parsed
+        call = calls[0]
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            parsed = ParsedAction(None, f"{call.name} call: arguments are not JSON ({exc.msg})")
+        else:
+            if not isinstance(arguments, dict):
+                parsed = ParsedAction(None, f"{call.name} call: arguments must be an object")
+            else:
+                parsed = as_text(call.name, arguments)
+        self._last_reason = parsed.reason if parsed.action is None else None
+        self.pending_call = self._wire_call(call)
+        if parsed.reasoning is None and text.strip():
+            parsed.reasoning = text.strip()
+        parsed.info.update(call_form="native",
+                           tool_call={"name": call.name, "arguments": call.arguments})  # fmt: skip
+        if len(calls) > 1:
+            parsed.info["calls_ignored"] = len(calls) - 1  # one call per turn, as the paper's
+        return parsed
 
     def messages(self, observation: str, info: dict[str, Any]) -> list[Message]:
         msgs = super().messages(observation, info)
@@ -391,7 +469,26 @@ class TerminalUseHarness(_TerminalHarness):
             self.variant = self._default_variant  # Figures 11-12 are printed without one
 
     def calling_notes(self) -> str:
-        return TERMINAL_USE_CALLING
+        return TERMINAL_USE_NATIVE if self.call_form == "native" else TERMINAL_USE_CALLING
+
+    def native_tools(self) -> list[dict[str, Any]] | None:
+        """Appendix E's ``terminal_use`` (and ``str_replace_editor`` with the editor)."""
+        constraint = self.constraint("", {})
+        assert constraint is not None and constraint.json_schema is not None
+        tools = [_function("terminal_use", TERMINAL_USE_DESCRIPTION, constraint.json_schema)]
+        if self.tools == "bash+editor":
+            tools.append(_function("str_replace_editor", EDITOR_DESCRIPTION, EDITOR_SCHEMA))
+        return tools
+
+    def parse_calls(self, calls: Sequence[Any], text: str) -> ParsedAction:
+        def as_text(name: str, arguments: dict[str, Any]) -> ParsedAction:
+            if name == "str_replace_editor":
+                return self._parse(json.dumps({"editor": arguments}))
+            if name != "terminal_use":
+                return ParsedAction(None, f"unknown tool {name!r}: call terminal_use")
+            return self._parse(json.dumps(arguments))
+
+        return self._native(calls, text, as_text)
 
     def format_observation(self, observation: str, info: dict[str, Any]) -> str:
         if self._first(observation, info):
@@ -656,6 +753,9 @@ SWE_AGENT_EDITOR_TOOL = """- str_replace_editor: view, create and edit files und
 SWE_AGENT_CALLING = """## How to call a tool
 Think as long as you need, then end your reply with exactly one tool call as a JSON object: {"name": "<tool>", "arguments": {...}}."""
 SWE_AGENT_BASH_TIMEOUT_S = 60.0
+#: The calling section when the endpoint takes the tools natively (the paper's setting).
+SWE_AGENT_NATIVE = """## How to call a tool
+Think as long as you need, then call exactly one tool."""
 
 
 class SWEAgentHarness(_TerminalHarness):
@@ -672,7 +772,25 @@ class SWEAgentHarness(_TerminalHarness):
         text = with_variant(self.base_prompt, self.variant) + "\n\n" + SWE_AGENT_TOOLS
         if self.tools == "bash+editor":
             text += "\n" + SWE_AGENT_EDITOR_TOOL.format(root=self.root)
-        return f"{text}\n\n{SWE_AGENT_CALLING}"
+        calling = SWE_AGENT_NATIVE if self.call_form == "native" else SWE_AGENT_CALLING
+        return f"{text}\n\n{calling}"
+
+    def native_tools(self) -> list[dict[str, Any]] | None:
+        """SWE-agent's ``bash``, ``submit`` (and ``str_replace_editor``), as it declares them."""
+        tools = [
+            _function("bash", "Run a bash command in the terminal; its output is returned.",
+                      _closed_object({"command": {"type": "string"}}, ["command"])),
+            _function("submit", "Submit your work when the task is done.", _closed_object({}, [])),
+        ]  # fmt: skip
+        if self.tools == "bash+editor":
+            tools.append(_function("str_replace_editor", EDITOR_DESCRIPTION, EDITOR_SCHEMA))
+        return tools
+
+    def parse_calls(self, calls: Sequence[Any], text: str) -> ParsedAction:
+        def as_text(name: str, arguments: dict[str, Any]) -> ParsedAction:
+            return self._parse(json.dumps({"name": name, "arguments": arguments}))
+
+        return self._native(calls, text, as_text)
 
     def format_observation(self, observation: str, info: dict[str, Any]) -> str:
         if self._first(observation, info):
@@ -697,14 +815,7 @@ class SWEAgentHarness(_TerminalHarness):
             _closed_object({}, []),  # submit
         ]
         if self.tools == "bash+editor":
-            shapes.append(_closed_object({
-                "command": {"type": "string",
-                            "enum": ["view", "create", "str_replace", "insert", "undo_edit"]},
-                "path": {"type": "string"}, "file_text": {"type": "string"},
-                "old_str": {"type": "string"}, "new_str": {"type": "string"},
-                "insert_line": {"type": "integer"},
-                "view_range": {"type": "array", "items": {"type": "integer"},
-                               "minItems": 2, "maxItems": 2}}, ["command", "path"]))  # fmt: skip
+            shapes.append(EDITOR_SCHEMA)
         schema = _closed_object(
             {"name": {"type": "string", "enum": names}, "arguments": {"anyOf": shapes}},
             ["name", "arguments"],
