@@ -38,6 +38,8 @@ from exploreval.core import (
 HELD: dict[int, tuple[Path, int]] = {}
 #: Step concurrency observed across BlockingEnv instances.
 CONCURRENCY = {"now": 0, "max": 0}
+#: The thread each BlockingEnv step ran on (a step on the event loop's thread would hold it).
+STEP_THREADS: list[int] = []
 _LOCK = threading.Lock()
 
 
@@ -91,6 +93,7 @@ class BlockingEnv(_Walk, TextEnv):
         with _LOCK:
             CONCURRENCY["now"] += 1
             CONCURRENCY["max"] = max(CONCURRENCY["max"], CONCURRENCY["now"])
+            STEP_THREADS.append(threading.get_ident())
         try:
             time.sleep(float(self.params.get("delay", 0.2)))
         finally:

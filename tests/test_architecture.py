@@ -163,54 +163,6 @@ def test_gymnasium_first_imported_by_an_env_module_still_registers_every_env() -
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
-@pytest.mark.parametrize(
-    ("statement", "needle"),
-    [
-        ("import exploreval.envs", "exploreval.envs is now exploreval.suites.<name>"),
-        ("from exploreval.envs import check_env", "exploreval.envs is now exploreval.suites"),
-        ("import exploreval.envs.grid", "exploreval.envs is now"),
-        (
-            "from exploreval.report import build_report",
-            "exploreval.report.build_report is now exploreval.analysis.build_report",
-        ),
-        (
-            "from exploreval.report import score_run",
-            "exploreval.report.score_run is now exploreval.analysis.score_run",
-        ),
-        (
-            "from exploreval.metrics import explore_exploit",
-            "exploreval.metrics.explore_exploit is now exploreval.suites.grid.explore_exploit",
-        ),
-        (
-            "from exploreval.metrics.bandit import trajectories_from_records",
-            "exploreval.metrics.bandit is now exploreval.suites.bandit.stats",
-        ),
-    ],
-)
-def test_old_import_paths_name_where_they_went(statement: str, needle: str) -> None:
-    done = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True)
-    assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ModuleNotFoundError: ") and needle in last, last
-    assert "moved when the suites became plugins" in last
-
-
-def test_the_moved_finder_leaves_real_and_unknown_names_alone() -> None:
-    from exploreval._moved import moved_message
-
-    assert moved_message("exploreval.suites.grid") is None
-    assert moved_message("exploreval.nothing_here") is None
-    assert moved_message("exploreval.envs.grid._env") == (
-        "exploreval.envs.grid._env: its package exploreval.envs.grid is now "
-        "exploreval.suites.grid (moved when the suites became plugins; docs/architecture.md, "
-        "'Packages and layers')"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", "import exploreval.nothing_here"], capture_output=True, text=True
-    )
-    assert "No module named 'exploreval.nothing_here'" in done.stderr
-
-
 def test_every_any_return_says_why() -> None:
     """Issue 23: ``-> Any`` only where a comment right above the function says why."""
     import re

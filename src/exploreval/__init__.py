@@ -29,11 +29,9 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
-from exploreval import _moved  # noqa: E402
 from exploreval.core._gym import register_all_with_gymnasium as _register_gym  # noqa: E402
 
 _register_gym()
-_moved.install()  # old import paths (exploreval.envs, ...) name where they went
 
 #: The front door: name -> where it lives (loaded on first use).
 _FRONT_DOOR = {

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -48,7 +49,8 @@ def alive(pid: int) -> bool:
 def test_blocking_steps_run_off_the_event_loop(tmp_path: Path) -> None:
     """Four episodes whose steps sleep 0.2 s run side by side, and the loop keeps ticking."""
     life.CONCURRENCY.update(now=0, max=0)
-    gaps: list[float] = []
+    life.STEP_THREADS.clear()
+    loop_thread: list[int] = []
 
     async def main() -> None:
         from exploreval.runner import Runner
@@ -58,25 +60,15 @@ def test_blocking_steps_run_off_the_event_loop(tmp_path: Path) -> None:
             str(tmp_path / "r"),
         )
         runner.prepare()
-        done = False
-
-        async def heartbeat() -> None:
-            last = time.perf_counter()
-            while not done:
-                await asyncio.sleep(0.01)
-                now = time.perf_counter()
-                gaps.append(now - last)
-                last = now
-
-        beat = asyncio.create_task(heartbeat())
+        loop_thread.append(threading.get_ident())
         summary = await runner.execute_async()
-        done = True
-        await beat
         assert summary.completed == 4
 
     asyncio.run(main())
     assert life.CONCURRENCY["max"] >= 2  # steps of different episodes overlapped
-    assert max(gaps) < 0.15  # a 0.2 s step never held the event loop
+    # no blocking step ran on the loop's thread (checked by thread, not by timing: a loaded
+    # 2-core machine delays a heartbeat whatever runs where)
+    assert len(life.STEP_THREADS) >= 4 and loop_thread[0] not in life.STEP_THREADS
     assert not life.HELD
 
 

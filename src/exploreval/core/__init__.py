@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         require_extra,
     )
     from exploreval.core._files import (
+        pid_alive,
         unique_tmp,
         user_cache_dir,
         write_atomic,
@@ -188,6 +189,7 @@ _EXPORTS: dict[str, str] = {
     "unknown_name_error": "._registry",
     "utcnow": "._records",
     "validate_info": "._info",
+    "pid_alive": "._files",
     "unique_tmp": "._files",
     "user_cache_dir": "._files",
     "write_atomic": "._files",
@@ -278,6 +280,7 @@ __all__ = [
     "unknown_name_error",
     "utcnow",
     "validate_info",
+    "pid_alive",
     "unique_tmp",
     "user_cache_dir",
     "write_atomic",

@@ -55,7 +55,7 @@ def sweep_stale_tmp(path: Path) -> list[Path]:
         if len(middle) != 2 or not middle[0].isdigit():
             continue
         pid = int(middle[0])
-        if pid == os.getpid() or _pid_alive(pid):
+        if pid == os.getpid() or pid_alive(pid):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)
@@ -63,7 +63,8 @@ def sweep_stale_tmp(path: Path) -> list[Path]:
     return removed
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Does process ``pid`` exist (someone else's counts: signalling it is refused, not absent)?"""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

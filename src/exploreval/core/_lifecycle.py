@@ -34,6 +34,8 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from exploreval.core._files import pid_alive
+
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -271,7 +273,7 @@ def reap_stale_scratch(base: Path | None = None) -> list[Path]:
         if not pid_text.isdigit():
             continue
         pid = int(pid_text)
-        if pid == os.getpid() or _alive(pid):
+        if pid == os.getpid() or pid_alive(pid):
             continue
         _kill_groups(path)
         unmount_under(path)
@@ -310,16 +312,6 @@ def bound_process_pool(workers: int, start: str) -> ProcessPoolExecutor:
         initializer=die_with_parent,
         initargs=(os.getpid(),),
     )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # -- off-loop execution ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from exploreval.core import unmount_under
+from exploreval.core import pid_alive, unmount_under
 from exploreval.suites.terminal._limits import SUBID_COUNT
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -238,9 +238,7 @@ def wait_gone(pid: int, timeout_s: float = 5.0) -> bool:
     """True once ``pid`` no longer exists (reaped or never ours)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not pid_alive(pid):
             return True
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
