@@ -29,7 +29,7 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
-from exploreval.core._gym import register_all_with_gymnasium as _register_gym  # noqa: E402
+from exploreval.core import register_all_with_gymnasium as _register_gym  # noqa: E402
 
 _register_gym()
 

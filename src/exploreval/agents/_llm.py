@@ -8,7 +8,7 @@ from exploreval.agents._base import Agent, Decision, EpisodeContext
 from exploreval.agents._harness import Harness
 from exploreval.agents._memory import MemoryBackend
 from exploreval.core import INVALID_ACTION
-from exploreval.models._base import ModelClient, SamplingParams
+from exploreval.models import ModelClient, SamplingParams
 
 
 class LLMAgent(Agent):

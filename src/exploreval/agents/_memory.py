@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from exploreval.agents._base import EpisodeContext
-    from exploreval.models._base import Completion, ModelClient, SamplingParams, ToolCall
+    from exploreval.models import Completion, ModelClient, SamplingParams, ToolCall
 
 #: Backend name -> (extra that installs it, "module:Class").
 MEMORY_BACKENDS: dict[str, tuple[str, str]] = {
@@ -159,7 +159,7 @@ class ModelBridge:
         """One model call (blocking the calling worker thread, never the loop). ``json_schema``:
         the reply is a JSON value of that schema (``{"type": "object"}`` for any object), sent
         as the endpoint understands it: a small model's reply then parses."""
-        from exploreval.models._base import Constraint
+        from exploreval.models import Constraint
 
         wire = [
             m if isinstance(m, Message) else Message(role=m["role"], content=_text(m["content"]))

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from exploreval.core._plugins import current_plugin, load_plugins
-from exploreval.core._registry import Registry, resolve, unknown_name_error
+from exploreval.core import Registry, current_plugin, load_plugins, resolve, unknown_name_error
 
 if TYPE_CHECKING:
     from exploreval.agents._base import Agent

@@ -24,6 +24,7 @@ from exploreval.analysis._compare import (
     MetricDelta,
     agent_pairs,
     compare_tables,
+    comparison_frame,
     comparison_section,
     paired_bootstrap_ci,
     permutation_p,
@@ -44,6 +45,7 @@ from exploreval.analysis._score import (
 from exploreval.analysis._stats import bootstrap_mean_ci
 
 __all__ = [
+    "comparison_frame",
     "AgentComparison",
     "agent_pairs",
     "group_keys",

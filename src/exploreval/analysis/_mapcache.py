@@ -170,7 +170,7 @@ class MapCache:
         folder that is a file): that only means the next score maps this chunk again."""
         import zstandard
 
-        from exploreval.core._files import write_atomic
+        from exploreval.core import write_atomic
 
         payload = pickle.dumps((FORMAT, key, value), protocol=pickle.HIGHEST_PROTOCOL)
         data = zstandard.ZstdCompressor(level=3).compress(payload)

@@ -142,7 +142,7 @@ def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
     from exploreval import __version__
     from exploreval.analysis._mapcache import code_fingerprint
     from exploreval.metrics import CONDITION_LABELS, METRIC_REGISTRY
-    from exploreval.metrics._tide_tmax import ENV_VAR
+    from exploreval.metrics.tide import T_MAX_ENV_VAR as ENV_VAR
 
     stat = run.episodes_path.stat()
     with open(run.episodes_path, "rb") as fh:

@@ -45,12 +45,10 @@ USER_ERRORS: tuple[type[BaseException], ...] = ()
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from exploreval.core._extras import MissingExtraError
-    from exploreval.core._registry import UnknownNameError
-    from exploreval.core._sqlite import CorruptDatabaseError
-    from exploreval.models._errors import ModelError
-    from exploreval.runner._errors import ConfigMismatchError, RunFailedError, SpecError
-    from exploreval.store._errors import StoreError
+    from exploreval.core import CorruptDatabaseError, MissingExtraError, UnknownNameError
+    from exploreval.models import ModelError
+    from exploreval.runner import ConfigMismatchError, RunFailedError, SpecError
+    from exploreval.store import StoreError
 
     return (
         MissingExtraError,
@@ -154,7 +152,7 @@ def agents_cmd(
     family: Annotated[str | None, typer.Option(help="Only this env family")] = None,
 ) -> None:
     """Scripted agents, per env family (use with --agent)."""
-    from exploreval.agents._registry import AGENT_REGISTRY
+    from exploreval.agents import AGENT_REGISTRY
 
     _print_named_entries("agent", AGENT_REGISTRY, family)
 
@@ -164,7 +162,7 @@ def harnesses_cmd(
     family: Annotated[str | None, typer.Option(help="Only this env family")] = None,
 ) -> None:
     """LLM harnesses (prompt formats), per env family (use with --model ... --harness)."""
-    from exploreval.agents._registry import HARNESS_REGISTRY
+    from exploreval.agents import HARNESS_REGISTRY
 
     _print_named_entries("harness", HARNESS_REGISTRY, family)
 
@@ -778,7 +776,7 @@ def main() -> None:
     """Console entry point: user errors become one clear line and exit code 2."""
     errors = _user_errors()
     _show_notes()
-    from exploreval.runner._errors import RunInterruptedError
+    from exploreval.runner import RunInterruptedError
 
     try:
         app()

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             mark = "ok" if result.ok else "FAILED"
             out.print(f"{mark:7} {model}: {result.detail}", markup=False, soft_wrap=True)
             if not result.ok:
-                from exploreval.models._smoke import REBUILD
+                from exploreval.models import REBUILD
 
                 out.print(f"        fix: {REBUILD}", markup=False, soft_wrap=True)
                 failed = True

@@ -275,8 +275,7 @@ def register(app: typer.Typer) -> None:
             return
         for warning in result.warnings:
             console.print(f"[yellow]warning[/]: {escape(str(warning))}")
-        from exploreval.analysis import headline_lines
-        from exploreval.analysis._compare import comparison_frame
+        from exploreval.analysis import comparison_frame, headline_lines
 
         # each run's own summary first (every episode, paired or not), from the registry the
         # report and `score` read; the paired deltas follow, headline metrics first

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         and the suite's picture of each step. Keys: j/k steps, n/p episodes, / filter."""
         from rich.console import Console
 
-        from exploreval.viewer._server import ViewerServer, write_viewer_bundle
+        from exploreval.viewer import ViewerServer, write_viewer_bundle
 
         out = Console()
         for run_dir in run_dirs:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from exploreval.core._gym import register_all_with_gymnasium
     from exploreval.core._ids import canonical_json, content_key, episode_id, stable_hash
     from exploreval.core._info import StepInfo, validate_info
+    from exploreval.core._lazy import lazy_exports
     from exploreval.core._lifecycle import (
         DEFAULT_SHARED,
         DaemonExecutor,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         CommandHost,
         PluginFailure,
         SuitePlugin,
+        current_plugin,
         install_plugin,
         load_plugins,
         plugin_failures,
@@ -85,6 +87,7 @@ if TYPE_CHECKING:
         unknown_name_error,
     )
     from exploreval.core._run_options import (
+        DEFAULT_API_KEY_ENV,
         EXPERIMENT_OPTIONS,
         OPTIONS_BY_NAME,
         RUN_OPTIONS,
@@ -107,6 +110,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "DEFAULT_API_KEY_ENV": "._run_options",
+    "current_plugin": "._plugins",
+    "lazy_exports": "._lazy",
     "EXTRAS": "._extras",
     "MissingExtraError": "._extras",
     "require_extra": "._extras",
@@ -198,6 +204,9 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "current_plugin",
+    "lazy_exports",
     "EXPERIMENT_OPTIONS",
     "OPTIONS_BY_NAME",
     "RUN_OPTIONS",

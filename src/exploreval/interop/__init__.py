@@ -4,7 +4,7 @@ run exploreval's environments from ``inspect eval``). Reading other tools' logs 
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.interop._inspect_export import export_inspect

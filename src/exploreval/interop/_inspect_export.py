@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exploreval.core import EpisodeRecord, Message
-from exploreval.store import RunDir
-from exploreval.store._import_inspect import EXPLOREVAL_STORE_KEY
+from exploreval.store import EXPLOREVAL_STORE_KEY, RunDir
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score

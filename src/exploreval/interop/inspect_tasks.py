@@ -43,7 +43,7 @@ from inspect_ai.util import store
 from exploreval.core import EpisodeRecord, env_spec, list_envs, load_plugins, make_env
 from exploreval.interop._inspect_export import STEP_EVENT_SOURCE, inspect_messages_for
 from exploreval.interop._inspect_model import InspectModelClient
-from exploreval.store._import_inspect import EXPLOREVAL_STORE_KEY
+from exploreval.store import EXPLOREVAL_STORE_KEY
 
 #: Task parameters that are not env options.
 TASK_PARAMETERS = frozenset(

@@ -8,7 +8,7 @@ Names load on first use (``exploreval.core._lazy``), so importing the package is
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.metrics._condition import (

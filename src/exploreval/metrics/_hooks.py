@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from exploreval.core._plugins import load_plugins
-from exploreval.core._registry import Registry, resolve
+from exploreval.core import Registry, load_plugins, resolve
 
 if TYPE_CHECKING:
     from exploreval.core import EpisodeRecord

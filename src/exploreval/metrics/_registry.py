@@ -24,8 +24,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from exploreval.core._plugins import current_plugin, load_plugins
-from exploreval.core._registry import Registry, resolve
+from exploreval.core import Registry, current_plugin, load_plugins, resolve
 
 if TYPE_CHECKING:
     import pandas as pd

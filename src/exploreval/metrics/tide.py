@@ -50,6 +50,7 @@ from exploreval.metrics._tide_loops import (
 from exploreval.metrics._tide_memory import RecallEvent, RecallResult, recall_distances
 from exploreval.metrics._tide_records import (
     SUMMARY_COLUMNS,
+    TrajectorySummary,
     action_verb,
     curves_table,
     history_of,
@@ -57,6 +58,7 @@ from exploreval.metrics._tide_records import (
     memory_index_between,
     memory_index_row,
     memory_table,
+    points_table,
     progress_trace,
     record_loop_mask,
     record_loops,
@@ -68,6 +70,8 @@ from exploreval.metrics._tide_records import (
     tide_episode_metrics,
     tide_excluded,
     tide_run_tables,
+    tide_tables_from_summaries,
+    trajectory_summaries,
     window_table,
 )
 from exploreval.metrics._tide_state import (
@@ -80,6 +84,7 @@ from exploreval.metrics._tide_state import (
     parse_identity,
     strip_patterns,
 )
+from exploreval.metrics._tide_tmax import ENV_VAR as T_MAX_ENV_VAR
 from exploreval.metrics._tide_tmax import (
     PAPER_T_MAX,
     env_name,
@@ -89,6 +94,11 @@ from exploreval.metrics._tide_tmax import (
 
 __all__ = [
     "SUMMARY_COLUMNS",
+    "T_MAX_ENV_VAR",
+    "TrajectorySummary",
+    "points_table",
+    "tide_tables_from_summaries",
+    "trajectory_summaries",
     "PAPER_T_MAX",
     "BootstrapCI",
     "EmbeddingSimilarity",

@@ -4,7 +4,7 @@ Names load on first use (``exploreval.core._lazy``), so importing the package is
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.models._base import (
@@ -54,9 +54,10 @@ if TYPE_CHECKING:
         open_model_client,
         release_local,
     )
-    from exploreval.models._smoke import SmokeResult, smoke_local_model
+    from exploreval.models._smoke import REBUILD, SmokeResult, smoke_local_model
 
 _EXPORTS: dict[str, str] = {
+    "REBUILD": "._smoke",
     "acquire_local": "._session",
     "is_local_model": "._session",
     "model_session": "._session",
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "REBUILD",
     "acquire_local",
     "is_local_model",
     "model_session",

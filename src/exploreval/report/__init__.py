@@ -11,7 +11,7 @@ their sections, and ``exploreval --help`` must not pay for numpy (the plot helpe
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.report._annotations import (

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from exploreval.core._plugins import current_plugin, load_plugins
-from exploreval.core._registry import Registry, resolve
+from exploreval.core import Registry, current_plugin, load_plugins, resolve
 
 if TYPE_CHECKING:
     from exploreval.core import EpisodeRecord

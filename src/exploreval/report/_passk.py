@@ -16,8 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exploreval.core._plugins import load_plugins
-from exploreval.core._registry import resolve
+from exploreval.core import load_plugins, resolve
 
 if TYPE_CHECKING:
     import pandas as pd

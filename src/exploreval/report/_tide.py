@@ -572,7 +572,7 @@ def tide_report(
 
     ``tables``: the run's stored TIDE tables (``tide_run_tables`` over every record, as ``score``
     wrote them); without them they are computed here from the records."""
-    from exploreval.metrics._tide_records import (
+    from exploreval.metrics.tide import (
         SUMMARY_COLUMNS,
         TrajectorySummary,
         points_table,

@@ -4,7 +4,7 @@ Names load on first use (``exploreval.core._lazy``), so importing the package is
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.runner._build import (
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from exploreval.runner._errors import (
         ConfigMismatchError,
         RunFailedError,
+        RunInterruptedError,
         SpecError,
     )
     from exploreval.runner._options import (
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "RunInterruptedError": "._errors",
     "EnvCheckError": "._check",
     "check_env": "._check",
     "AgentSpec": "._spec",
@@ -96,6 +98,7 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "RunInterruptedError",
     "EnvCheckError",
     "check_env",
     "AgentSpec",

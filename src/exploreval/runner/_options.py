@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from exploreval.core._run_options import (
+from exploreval.core import (
     EXPERIMENT_OPTIONS,
     OPTIONS_BY_NAME,
     RunOption,

@@ -21,8 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from exploreval.core import DEFAULT_API_KEY_ENV as DEFAULT_API_KEY_ENV
 from exploreval.core import spec_field, stable_hash
-from exploreval.core._run_options import DEFAULT_API_KEY_ENV as DEFAULT_API_KEY_ENV
 from exploreval.models import ModelPrice, SamplingParams
 from exploreval.runner._errors import SpecError
 

@@ -4,7 +4,7 @@ Names load on first use (``exploreval.core._lazy``), so importing the package is
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.store._blobs import (
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         ImportSummary,
         LogImportError,
     )
+    from exploreval.store._import_inspect import EXPLOREVAL_STORE_KEY
     from exploreval.store._import_logs import (
         IMPORT_FORMATS,
         detect_format,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "EXPLOREVAL_STORE_KEY": "._import_inspect",
     "COLUMNS_SCHEMA_VERSION": "._columns",
     "RunColumns": "._columns",
     "columns_cache_root": "._columns",
@@ -100,6 +102,7 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "EXPLOREVAL_STORE_KEY",
     "COLUMNS_SCHEMA_VERSION",
     "RunColumns",
     "columns_cache_root",

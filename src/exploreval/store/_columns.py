@@ -49,8 +49,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused, migrate_record
-from exploreval.core._files import unique_tmp, user_cache_dir, write_atomic
+from exploreval.core import (
+    EpisodeRecord,
+    bound_process_pool,
+    gc_paused,
+    migrate_record,
+    unique_tmp,
+    user_cache_dir,
+    write_atomic,
+)
 from exploreval.store._errors import (
     ColumnsRebuiltWarning,
     StoreError,

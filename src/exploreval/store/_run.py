@@ -39,8 +39,8 @@ from exploreval.core import (
     migrate_record,
     utcnow,
 )
-from exploreval.core._files import unique_tmp as unique_tmp  # re-exported (store API)
-from exploreval.core._files import write_atomic as write_atomic
+from exploreval.core import unique_tmp as unique_tmp  # re-exported (store API)
+from exploreval.core import write_atomic as write_atomic
 from exploreval.store._blobs import BlobStore
 from exploreval.store._errors import StoreError, describe_os_error
 

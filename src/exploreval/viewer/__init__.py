@@ -10,7 +10,7 @@ Names load on first use, so ``import exploreval.viewer`` is cheap.
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.viewer._data import PromptReader, episode_payload

@@ -9,7 +9,7 @@ Section 3.4, and the report figures. Statistics live in ``exploreval.suites.band
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.suites.bandit._agents import (

@@ -6,8 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from exploreval.core import TextEnv, option_bool
-from exploreval.core._info import StepInfo
+from exploreval.core import StepInfo, TextEnv, option_bool
 from exploreval.suites.bandit._info import BanditStepInfo
 from exploreval.suites.bandit._instance import (
     INSTANCE_PRESETS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from exploreval.core._info import StepInfo
+from exploreval.core import StepInfo
 
 
 class BanditStepInfo(StepInfo):

@@ -7,7 +7,7 @@ registrations of ``exploreval.suites.grid.explore_exploit`` when that module is 
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.suites.grid._agents import (

@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from exploreval.core import INVALID_ACTION, TextEnv
-from exploreval.core._info import StepInfo
+from exploreval.core import INVALID_ACTION, StepInfo, TextEnv
 from exploreval.suites.grid._generator import PRESETS, GeneratorConfig, generate
 from exploreval.suites.grid._info import GridStepInfo
 from exploreval.suites.grid._paths import oracle_plan

@@ -9,7 +9,7 @@ instance k of a preset's dataset: ``exploreval run exploreval/Sudoku-v0 --preset
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.suites.puzzles._blocksworld import (

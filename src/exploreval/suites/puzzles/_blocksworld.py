@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from exploreval.agents import EpisodeContext, ScriptedAgent
-from exploreval.core._info import StepInfo
+from exploreval.core import StepInfo
 from exploreval.suites.puzzles._common import (
     PAPER_MAX_STEPS,
     Outcome,

@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from exploreval.core import INVALID_ACTION, TextEnv
-from exploreval.core._info import StepInfo
+from exploreval.core import INVALID_ACTION, StepInfo, TextEnv
 from exploreval.suites.puzzles._info import PuzzleStepInfo
 
 #: The action that ends an episode on the agent's own decision (paper: ``<action>stop</action>``).

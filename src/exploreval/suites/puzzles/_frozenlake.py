@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium.envs.toy_text.frozen_lake import MAPS, generate_random_map
 
 from exploreval.agents import ScriptedAgent
-from exploreval.core._info import StepInfo
+from exploreval.core import StepInfo
 from exploreval.suites.puzzles._common import (
     PAPER_MAX_STEPS,
     Outcome,

@@ -8,7 +8,7 @@ the benchmark builder, and the env ``exploreval/Task2Quiz-v0`` with its scripted
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.suites.task2quiz._agents_play import RandomExplorerAgent, WalkthroughAgent

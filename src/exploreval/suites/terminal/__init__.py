@@ -9,7 +9,7 @@ The estimator lives in ``exploreval.metrics.passk``. See docs/terminal.md. Re-ex
 
 from typing import TYPE_CHECKING
 
-from exploreval.core._lazy import lazy_exports
+from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._agents import (
