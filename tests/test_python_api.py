@@ -65,3 +65,43 @@ def test_the_cli_and_its_python_twin_score_the_same(tmp_path: Path) -> None:
     cli = cli.drop(columns=drop).sort_values("episode_id").reset_index(drop=True)
     api = api.drop(columns=drop).sort_values("episode_id").reset_index(drop=True)
     pd.testing.assert_frame_equal(cli, api, check_dtype=False)
+
+
+def test_run_options_are_the_option_table_minus_the_command_lines_own() -> None:
+    """Issue 45: ``run(**options: Unpack[RunOptions])``; the TypedDict names exactly the table's
+    options a Python caller may give (the command line's own, ``out``, ``config``, ``force``,
+    ``report``..., are not options of ``run``)."""
+    from typing import get_type_hints
+
+    from exploreval.core import RUN_OPTIONS, RunOptions
+
+    hints = get_type_hints(RunOptions)
+    assert set(hints) == {o.name for o in RUN_OPTIONS if o.role != "command"}
+    assert RunOptions.__total__ is False
+
+
+@pytest.mark.slow
+def test_type_checkers_read_the_front_door(tmp_path: Path) -> None:
+    """mypy sees the lazy names and the typed keywords: a wrong option type and an unknown
+    option are errors, a right call is not."""
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import exploreval as ev\n"
+        "s = ev.run(env='exploreval/Bandit-v0', agents=['ucb'], seeds='0-1', temperature=0.2,"
+        " out='runs/x')\n"
+        "reveal_type(s.status)\n"
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import exploreval as ev\n"
+        "ev.run(env='exploreval/Bandit-v0', temperature='hot', out='runs/x')\n"
+        "ev.run(env='exploreval/Bandit-v0', temprature=0.2, out='runs/x')\n"
+    )
+    mypy = [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent"]
+    ok = subprocess.run([*mypy, str(good)], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stdout
+    assert re.search(r'Revealed type is "(builtins\.)?str"', ok.stdout), ok.stdout
+    wrong = subprocess.run([*mypy, str(bad)], capture_output=True, text=True, check=False)
+    assert wrong.returncode == 1, wrong.stdout
+    assert 'bad.py:2: error: Argument "temperature" to "run" has incompatible type' in wrong.stdout
+    assert 'bad.py:3: error: Unexpected keyword argument "temprature"' in wrong.stdout

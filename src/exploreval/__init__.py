@@ -22,47 +22,45 @@ Importing the package makes every env id available to Gymnasium, so
 ``exploreval --help`` pay for neither Gymnasium nor numpy.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+import typing as _typing  # noqa: E402
 
-try:
-    __version__ = version("exploreval")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
-
+from exploreval.core import VERSION as __version__
+from exploreval.core import lazy_exports as _lazy_exports  # noqa: E402
 from exploreval.core import register_all_with_gymnasium as _register_gym  # noqa: E402
 
 _register_gym()
 
 #: The front door: name -> where it lives (loaded on first use).
-_FRONT_DOOR = {
-    "run": "exploreval._api",
-    "arun": "exploreval._api",
-    "open_run": "exploreval._api",
-    "Run": "exploreval._api",
-    "score": "exploreval._api",
-    "compare": "exploreval._api",
-    "write_report": "exploreval._api",
-    "make": "exploreval._api",
-    "register": "exploreval._api",
-    "ExperimentSpec": "exploreval.runner",
-    "EpisodeRecord": "exploreval.core",
+_EXPORTS = {
+    "run": "._api",
+    "arun": "._api",
+    "open_run": "._api",
+    "Run": "._api",
+    "score": "._api",
+    "compare": "._api",
+    "write_report": "._api",
+    "make": "._api",
+    "register": "._api",
+    "ExperimentSpec": ".runner",
+    "EpisodeRecord": ".core",
 }
 
+if _typing.TYPE_CHECKING:  # what type checkers see of the lazy names (tests keep the two equal)
+    from exploreval._api import (
+        Run,
+        arun,
+        compare,
+        make,
+        open_run,
+        register,
+        run,
+        score,
+        write_report,
+    )
+    from exploreval.core import EpisodeRecord
+    from exploreval.runner import ExperimentSpec
 
-def __getattr__(name: str) -> object:
-    module = _FRONT_DOOR.get(name)
-    if module is None:
-        raise AttributeError(f"module 'exploreval' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_FRONT_DOOR])
-
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "EpisodeRecord",

@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
     from exploreval.analysis import Comparison
-    from exploreval.core import EnvSpec, EpisodeRecord, TextEnv
+    from exploreval.core import AsyncTextEnv, EnvSpec, EpisodeRecord, RunOptions, TextEnv
     from exploreval.runner import ExperimentSpec, RunSummary
     from exploreval.store import RunColumns, RunManifest
 
@@ -68,7 +68,7 @@ def run(
     *,
     out: PathLike,
     force: bool = False,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> RunSummary:
     """Run (or resume) an experiment into ``out``; the same as ``exploreval run``.
 
@@ -89,7 +89,7 @@ def run(
     """
     from exploreval.runner import run_experiment
 
-    spec = _spec(experiment, options)
+    spec = _spec(experiment, dict(options))
     return run_experiment(spec, str(out), force=force)
 
 
@@ -97,14 +97,15 @@ async def arun(
     experiment: ExperimentSpec | dict[str, Any] | PathLike | None = None,
     *,
     out: PathLike,
-    **kwargs: Any,
+    force: bool = False,
+    **options: Unpack[RunOptions],
 ) -> RunSummary:
     """:func:`run` for code already in an event loop (a notebook cell with ``await``): the
     experiment runs on a worker thread with its own loop, this one stays free.
 
     >>> summary = await ev.arun(env="exploreval/Bandit-v0", agents="ucb", out="runs/b")  # doctest: +SKIP
     """
-    return await asyncio.to_thread(run, experiment, out=out, **kwargs)
+    return await asyncio.to_thread(lambda: run(experiment, out=out, force=force, **options))
 
 
 class Run:
@@ -265,7 +266,18 @@ def make(env_id: str, preset: str | None = None, **options: Any) -> TextEnv:
     return make_env(env_id, preset=preset, **options)
 
 
-def register(env_id: str, entry_point: Any, *, family: str, **kwargs: Any) -> EnvSpec:
+def register(
+    env_id: str,
+    entry_point: type[TextEnv] | type[AsyncTextEnv] | str,
+    *,
+    family: str,
+    description: str = "",
+    presets: Sequence[str] | None = None,
+    default_preset: str | None = None,
+    nondeterministic: bool | None = None,
+    extras: tuple[str, ...] = (),
+    success_means: str = "",
+) -> EnvSpec:
     """Register an environment class (or ``"module:Class"``) under a versioned id such as
     ``"myorg/Maze-v0"``; then ``make``, ``run`` and ``inspect eval`` know it.
 
@@ -273,4 +285,8 @@ def register(env_id: str, entry_point: Any, *, family: str, **kwargs: Any) -> En
     """
     from exploreval.core import register_env
 
-    return register_env(env_id, entry_point, family=family, **kwargs)
+    return register_env(
+        env_id, entry_point, family=family, description=description,
+        presets=list(presets) if presets is not None else None, default_preset=default_preset,
+        nondeterministic=nondeterministic, extras=extras, success_means=success_means,
+    )  # fmt: skip

@@ -12,10 +12,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from exploreval import __version__
 from exploreval.cli._progress import score_progress
 from exploreval.cli._tables import print_listing
 from exploreval.core import OPTIONS_BY_NAME, RUN_OPTIONS, RunOption
+from exploreval.core import VERSION as __version__
 
 if TYPE_CHECKING:
     from exploreval.runner import ExperimentSpec, RunSummary

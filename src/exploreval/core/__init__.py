@@ -92,6 +92,7 @@ if TYPE_CHECKING:
         OPTIONS_BY_NAME,
         RUN_OPTIONS,
         RunOption,
+        RunOptions,
         spec_field,
     )
     from exploreval.core._spawn import set_parent_death_signal, spawn_tied, spawner_thread
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
         named_suite,
         register_suite,
     )
+    from exploreval.core._version import VERSION
 
 _EXPORTS: dict[str, str] = {
     "DEFAULT_API_KEY_ENV": "._run_options",
@@ -196,6 +198,8 @@ _EXPORTS: dict[str, str] = {
     "utcnow": "._records",
     "validate_info": "._info",
     "pid_alive": "._files",
+    "VERSION": "._version",
+    "RunOptions": "._run_options",
     "unique_tmp": "._files",
     "user_cache_dir": "._files",
     "write_atomic": "._files",
@@ -290,6 +294,8 @@ __all__ = [
     "utcnow",
     "validate_info",
     "pid_alive",
+    "VERSION",
+    "RunOptions",
     "unique_tmp",
     "user_cache_dir",
     "write_atomic",

@@ -16,9 +16,11 @@ from it without loading the spec. ``tests/runner/test_options.py`` walks every r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 #: shape: builds the experiment's suites and agents (from scratch only);
 #: setting: a spec field given from scratch only (it changes what the episodes are);
@@ -204,3 +206,45 @@ def spec_field(target: str, **constraints: Any) -> Any:
     ):
         constraints["default"] = option.default
     return Field(description=option.help, **constraints)
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords of ``exploreval.run`` / ``arun``: one per option of ``RUN_OPTIONS`` that is
+    not the command line's own (``config``, ``out``, ``force``, ``report``...), with the Python
+    values each accepts (a test keeps the two equal). Type checkers read ``run(**options)``
+    through it (``Unpack[RunOptions]``)."""
+
+    env: str | None
+    presets: str | Sequence[str]
+    suites: str | Sequence[str]
+    seeds: str | int | Sequence[int] | None
+    env_options: Mapping[str, Any] | Sequence[str]
+    agents: str | Mapping[str, Any] | Sequence[str | Mapping[str, Any]]
+    models: str | Sequence[str]
+    base_url: str | None
+    api_key_env: str
+    harness: str
+    harness_options: Mapping[str, Any] | Sequence[str]
+    history: str | Sequence[str]
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int | None
+    sampling_seed: int | None
+    reasoning_effort: str | None
+    top_logprobs: int | None
+    constrain: str
+    request_timeout: float
+    max_retries: int
+    prices: str | PathLike[str] | None
+    repeats: int
+    max_steps: int | None
+    executor: str
+    concurrency: int
+    workers: int
+    max_total_steps: int | None
+    max_total_tokens: int | None
+    max_cost: float | None
+    max_connections: int | None
+    timeout: float | None
+    name: str | None
+    plugins: str | Sequence[str]

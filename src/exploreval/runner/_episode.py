@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from exploreval import __version__
 from exploreval.agents import Agent, EpisodeContext
 from exploreval.core import (
     INVALID_ACTION,
@@ -27,6 +26,7 @@ from exploreval.core import (
     utcnow,
     validate_info,
 )
+from exploreval.core import VERSION as __version__
 from exploreval.models import ModelError, ModelRequestError
 
 #: Stores prompts out of line (content-addressed); default keeps none.

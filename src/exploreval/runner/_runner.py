@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exploreval import __version__
+from exploreval.core import VERSION as __version__
 from exploreval.core import (
     AgentInfo,
     CorruptDatabaseError,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from exploreval import __version__
+from exploreval.core import VERSION as __version__
 from exploreval.core import AgentInfo, EpisodeRecord, Step, Usage, stable_hash, utcnow
 from exploreval.store._run import RunDir, RunManifest
 
