@@ -29,7 +29,7 @@ from exploreval.suites.terminal._compose import (
     read_compose,
     service_specs,
 )
-from exploreval.suites.terminal._contract import ImageRecipe, TerminalTask
+from exploreval.suites.terminal._contract import ImageRecipe, ServiceSpec, TerminalTask
 from exploreval.suites.terminal._dockerfile import CopyOp, DockerPlan, MkdirOp, parse_dockerfile
 from exploreval.suites.terminal._errors import TaskFormatError
 
@@ -296,15 +296,9 @@ def _tb1_image_task(
     services = service_specs(service, service_recipe, _check_image)
     notes.append("the agent's sandbox has a network, as Terminal-Bench gives every task's "
                  "container (env option network=false turns it off)")  # fmt: skip
-    return TerminalTask(
-        id=path.name,
+    return _image_task(
+        path, meta, meta_path, recipe, service, services, workdir, notes,
         instruction=instruction.strip() + "\n",
-        category=str(meta.get("category", "")),
-        difficulty=_difficulty(meta.get("difficulty"), meta_path),
-        kind=_kind(meta.get("kind", "file"), meta_path),
-        tags=tuple(str(t) for t in (meta.get("tags") or ())),
-        workdir=None,
-        image=recipe,
         tests_dir=tests_dir,
         test_command=test_command,
         parser="pytest",
@@ -314,12 +308,38 @@ def _tb1_image_task(
         solution=solution,
         agent_network=True,  # Terminal-Bench's harness gives every container one
         source_layout="terminal-bench-1",
+    )  # fmt: skip
+
+
+def _image_task(
+    path: Path,
+    meta: dict[str, Any],
+    meta_path: Path,
+    recipe: ImageRecipe,
+    service: ComposeService,
+    services: tuple[ServiceSpec, ...],
+    workdir: str,
+    notes: list[str],
+    **layout: Any,
+) -> TerminalTask:
+    """A task run as shipped from its image: what both layouts (Terminal-Bench 1, Harbor) fill
+    the same way from their metadata (``meta``: task.yaml, or task.toml's ``[metadata]``), the
+    compose file and the image; ``layout``: the fields each fills its own way."""
+    return TerminalTask(
+        id=path.name,
+        category=str(meta.get("category", "")),
+        difficulty=_difficulty(meta.get("difficulty"), meta_path),
+        kind=_kind(meta.get("kind", "file"), meta_path),
+        tags=tuple(str(t) for t in (meta.get("tags") or ())),
+        workdir=None,
+        image=recipe,
         dockerfile_notes=tuple(notes),
         compose_notes=tuple(service.notes),
         services=services,
         depends_on=service.depends_on,
         container_workdir=workdir,
         source_dir=path,
+        **layout,
     )
 
 
@@ -496,15 +516,9 @@ def _harbor_image_task(
     storage = env_t.get("storage_mb")
     if isinstance(env_t.get("storage"), str):
         storage = _parse_memory(env_t["storage"], meta_path)
-    return TerminalTask(
-        id=path.name,
+    return _image_task(
+        path, md, meta_path, recipe, service, services, workdir, notes,
         instruction=instruction,
-        category=str(md.get("category", "")),
-        difficulty=_difficulty(md.get("difficulty"), meta_path),
-        kind=_kind(md.get("kind", "file"), meta_path),
-        tags=tuple(str(t) for t in (md.get("tags") or ())),
-        workdir=None,
-        image=recipe,
         tests_dir=tests,
         test_command="bash /tests/test.sh",
         parser="reward_file",
@@ -517,13 +531,7 @@ def _harbor_image_task(
         env=dict(service.environment),
         solution=solve.read_text(encoding="utf-8") if solve.is_file() else None,
         source_layout="harbor",
-        dockerfile_notes=tuple(notes),
-        compose_notes=tuple(service.notes),
-        services=services,
-        depends_on=service.depends_on,
-        container_workdir=workdir,
-        source_dir=path,
-    )
+    )  # fmt: skip
 
 
 def _parse_memory(text: str, where: Path) -> int:
