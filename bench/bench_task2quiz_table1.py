@@ -24,6 +24,7 @@ import statistics
 from collections import deque
 
 from exploreval.suites.task2quiz._coverage import select_tasks
+from exploreval.suites.task2quiz._generate import generate_world
 from exploreval.suites.task2quiz._planner import (
     _NO_GOAL,
     PlanningError,
@@ -33,7 +34,6 @@ from exploreval.suites.task2quiz._planner import (
     _Sim,
 )
 from exploreval.suites.task2quiz._quiz_api import generate_questions
-from exploreval.suites.task2quiz._world import generate_world
 
 #: (question type, the element each question is about, the paper's total over its 30 worlds as
 #: implied by Table 2's per-type accuracies; docs/task2quiz.md)

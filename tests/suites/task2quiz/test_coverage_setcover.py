@@ -13,8 +13,8 @@ from exploreval.suites.task2quiz._coverage import (
     greedy_cover,
     select_tasks,
 )
+from exploreval.suites.task2quiz._generate import generate_world
 from exploreval.suites.task2quiz._planner import Goal, plan
-from exploreval.suites.task2quiz._world import generate_world
 
 
 def test_paper_example_fetch_task_covering_living_room_bedroom_chest() -> None:

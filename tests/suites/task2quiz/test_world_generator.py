@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from exploreval.suites.task2quiz import _vocab
 from exploreval.suites.task2quiz._benchmark import object_count
+from exploreval.suites.task2quiz._generate import generate_world
 from exploreval.suites.task2quiz._layout import DIRECTIONS, OPPOSITE
 from exploreval.suites.task2quiz._locks import reachability
 from exploreval.suites.task2quiz._presets import PRESETS, lock_count
-from exploreval.suites.task2quiz._world import generate_world
 
 worlds = st.tuples(st.sampled_from(["easy", "medium", "hard"]), st.integers(0, 10_000))
 
@@ -130,7 +130,7 @@ def test_same_seed_same_world_and_different_seeds_differ() -> None:
 
 _HASH_SCRIPT = """
 from exploreval.suites.task2quiz._compile import base_world_json, canonical_json, content_hash
-from exploreval.suites.task2quiz._world import generate_world
+from exploreval.suites.task2quiz._generate import generate_world
 data = base_world_json(generate_world("medium", 3))
 print(content_hash(data), len(canonical_json(data)))
 """
@@ -180,8 +180,8 @@ def test_table1_averages_are_bounded_and_the_papers_own_totals_disagree_with_the
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     from exploreval.suites.task2quiz._coverage import select_tasks
+    from exploreval.suites.task2quiz._generate import generate_world
     from exploreval.suites.task2quiz._quiz_api import generate_questions
-    from exploreval.suites.task2quiz._world import generate_world
 
     ours = {"easy": (5.79, 5.04, 25.6), "medium": (8.04, 5.68, 50.2), "hard": (10.02, 7.40, 111.4)}
     elements: dict[str, dict[str, float]] = {}

@@ -43,11 +43,12 @@ if TYPE_CHECKING:
         select_tasks,
     )
     from exploreval.suites.task2quiz._env import Task2QuizEnv
+    from exploreval.suites.task2quiz._generate import generate_world
     from exploreval.suites.task2quiz._locks import Reach, reachability
     from exploreval.suites.task2quiz._planner import Goal, Plan, PlanningError, plan
     from exploreval.suites.task2quiz._presets import LOCK_FRACTION, PRESETS, WorldPreset, lock_count
     from exploreval.suites.task2quiz._stepinfo import Task2QuizStepInfo
-    from exploreval.suites.task2quiz._world import World, generate_world
+    from exploreval.suites.task2quiz._world import World
 
 _EXPORTS: dict[str, str] = {
     "CompiledTask": "._contract",
@@ -79,7 +80,7 @@ _EXPORTS: dict[str, str] = {
     "default_cache_dir": "._compile",
     "extract_targets": "._coverage",
     "gain": "._coverage",
-    "generate_world": "._world",
+    "generate_world": "._generate",
     "greedy_cover": "._coverage",
     "lock_count": "._presets",
     "object_count": "._benchmark",

@@ -107,7 +107,7 @@ class ExplorerAgent(_Task2QuizAgent):
     privileged = True
 
     def start_play(self, ctx: EpisodeContext, observation: str) -> None:
-        from exploreval.suites.task2quiz._world import generate_world
+        from exploreval.suites.task2quiz._generate import generate_world
 
         assert self.world is not None
         self.map = generate_world(self.world.difficulty, self.world.seed)

@@ -29,7 +29,8 @@ from exploreval.suites.task2quiz._coverage import (
     select_tasks,
     signature_of,
 )
-from exploreval.suites.task2quiz._world import World, generate_world
+from exploreval.suites.task2quiz._generate import generate_world
+from exploreval.suites.task2quiz._world import World
 
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 ENVS_PER_DIFFICULTY = 10

@@ -18,16 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from exploreval.metrics.passk import conditional_rate, first_step_summary
 from exploreval.report import ReportSection
-
-if TYPE_CHECKING:
-    from exploreval.suites.terminal._report import Group
+from exploreval.suites.terminal._groups import Group
 
 TOOL_ORDER = ("bash", "bash+editor")
 EFFORT_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
