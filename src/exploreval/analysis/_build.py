@@ -21,6 +21,7 @@ import pandas as pd
 
 from exploreval.analysis._score import ScoreProgress, ScoreResult, score_run
 from exploreval.analysis._stats import bootstrap_mean_ci
+from exploreval.analysis._tables import IDENTITY_COLUMNS, markdown_table
 from exploreval.core import EpisodeRecord, gc_paused
 from exploreval.report import ReportSection, episode_link, report_plugins
 from exploreval.store import (
@@ -34,46 +35,8 @@ from exploreval.store import (
 )
 
 #: Columns of the results table that are identity, not metrics.
-IDENTITY_COLUMNS = frozenset(
-    {
-        "run_id",
-        "episode_id",
-        "env_id",
-        "family",
-        "preset",
-        "condition",
-        "seed",
-        "repeat",
-        "agent",
-        "agent_kind",
-        "model",
-        "harness",
-        "history",
-        "status",
-        "error",
-    }
-)
 MAX_ERROR_ROWS = 50
 MAX_INVALID_ROWS = 40
-
-
-def _cell(value: Any, floatfmt: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, float | np.floating):
-        return format(float(value), floatfmt)
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(frame: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """A GitHub markdown table (``|`` in cells escaped, NaN as ``-``)."""
-    if frame.empty:
-        return "_(no rows)_"
-    cols = [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v, floatfmt) for v in row) + " |")
-    return "\n".join(lines)
 
 
 def _ci_text(mean: float, low: float, high: float) -> str:

@@ -202,7 +202,7 @@ def _headline_first(columns: list[str], families: set[str]) -> list[str]:
 
 
 def _metric_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
-    from exploreval.analysis._build import IDENTITY_COLUMNS
+    from exploreval.analysis._tables import IDENTITY_COLUMNS
 
     out = []
     for column in a.columns:
@@ -353,7 +353,7 @@ def comparison_frame(comparison: AgentComparison) -> pd.DataFrame:
 
 def comparison_section(comparison: Comparison) -> ReportSection:
     """The comparison as a report section (markdown with viewer links for flipped episodes)."""
-    from exploreval.analysis._build import markdown_table
+    from exploreval.analysis._tables import markdown_table
 
     lines = [
         f"Paired comparison A = **{comparison.name_a}**, B = **{comparison.name_b}** on shared "

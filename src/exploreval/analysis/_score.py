@@ -139,8 +139,8 @@ def score_stamp(run: RunDir, run_id: str) -> dict[str, Any]:
     in an editable install keeps the version). Any change means: compute again."""
     import hashlib
 
-    from exploreval import __version__
     from exploreval.analysis._mapcache import code_fingerprint
+    from exploreval.core import VERSION as __version__
     from exploreval.metrics import CONDITION_LABELS, METRIC_REGISTRY
     from exploreval.metrics.tide import T_MAX_ENV_VAR as ENV_VAR
 

@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
         """What is installed and what each part needs; one real completion on the embedded model.
 
         Exits 1 when the embedded model is installed but cannot answer (the install's check)."""
-        from exploreval.cli._app import out
+        from rich.console import Console
+
+        out = Console()  # its own, as every command module has (no circle through _app)
         from exploreval.cli._doctor_checks import local_installed, print_report
 
         failed = print_report(out)

@@ -41,11 +41,11 @@ if TYPE_CHECKING:
         pending_episodes,
         plan_episodes,
     )
+    from exploreval.runner._play import Totals
     from exploreval.runner._ray import placement_summary
     from exploreval.runner._runner import (
         Runner,
         RunSummary,
-        Totals,
         run_experiment,
     )
     from exploreval.runner._spec import (
@@ -75,7 +75,7 @@ _EXPORTS: dict[str, str] = {
     "placement_summary": "._ray",
     "SpecError": "._errors",
     "SuiteSpec": "._spec",
-    "Totals": "._runner",
+    "Totals": "._play",
     "build_agent": "._build",
     "check_api_keys": "._build",
     "check_buildable": "._plan",

@@ -151,7 +151,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord
     """Play the runner's pending episodes on ``spec.workers`` worker processes; yield each
     record (as a batch of one) as it comes back (the caller appends it and updates the totals before the next
     episode is sent, so the budget is checked exactly as in-process)."""
-    from exploreval.runner._runner import _budget_exhausted
+    from exploreval.runner._play import budget_exhausted
 
     spec = runner.spec
     count = spec.workers
@@ -198,7 +198,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord
             while not all(w.exited for w in workers):
                 # Fill every worker up to its share, least loaded first, while the plan, the
                 # budget and the endpoint allow; then tell idle workers no more will come.
-                stop = fatal is not None or _budget_exhausted(spec, runner.totals) is not None
+                stop = fatal is not None or budget_exhausted(spec, runner.totals) is not None
                 while pending and not stop:
                     open_workers = [w for w in workers if not w.exited and w.in_flight < share]
                     if not open_workers:
@@ -207,7 +207,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord
                     episode = pending.popleft()
                     worker.in_flight += 1
                     await worker.send((json.dumps(episode.__dict__) + "\n").encode())
-                    stop = _budget_exhausted(spec, runner.totals) is not None
+                    stop = budget_exhausted(spec, runner.totals) is not None
                 if stop or not pending:
                     for worker in workers:
                         worker.close_stdin()
@@ -262,7 +262,7 @@ def _channel() -> BinaryIO:
 async def _serve(reader: asyncio.StreamReader, channel: BinaryIO) -> None:
     from exploreval.core import SharedResources
     from exploreval.runner._plan import check_buildable
-    from exploreval.runner._runner import model_error_record, play
+    from exploreval.runner._play import model_error_record, play
     from exploreval.store import RunDir
 
     write_lock = asyncio.Lock()

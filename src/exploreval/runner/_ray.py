@@ -245,7 +245,7 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
     """Play the runner's pending episodes on the cluster; yield the records that came back
     together once everything their episodes made is on the driver's disk (the runner appends
     them with one fsync)."""
-    from exploreval.runner._runner import _budget_exhausted
+    from exploreval.runner._play import budget_exhausted
 
     ray = _connect()
     lost = _lost_errors()
@@ -303,7 +303,7 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
         fatal: str | None = None
         drained = time.monotonic()
         while True:
-            stop = fatal is not None or _budget_exhausted(spec, runner.totals) is not None
+            stop = fatal is not None or budget_exhausted(spec, runner.totals) is not None
             while pending and not stop:
                 open_workers = [w for w in workers if w.alive and w.in_flight < w.slot.share]
                 if not open_workers:
@@ -316,7 +316,7 @@ async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], Non
                 )
                 in_flight[sent] = (worker, episode)
                 worker.in_flight += 1
-                stop = _budget_exhausted(spec, runner.totals) is not None
+                stop = budget_exhausted(spec, runner.totals) is not None
             if not in_flight:
                 break
             done, _ = await asyncio.wait(

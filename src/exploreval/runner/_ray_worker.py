@@ -144,7 +144,7 @@ class EpisodeWorker:
         return {**identity, "problems": []}
 
     async def play(self, episode_data: dict[str, Any], rows: list[CacheRow]) -> EpisodeResult:
-        from exploreval.runner._runner import ScratchOutput, model_error_record, play
+        from exploreval.runner._play import ScratchOutput, model_error_record, play
 
         assert self.spec is not None and self.pool is not None and self.scratch is not None
         task = asyncio.current_task()

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from exploreval.core import spawn_tied, user_cache_dir, write_atomic
+from exploreval.core import spawn_tied, write_atomic
 from exploreval.suites.terminal._bases import Base, BaseRefused, map_base
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
@@ -64,7 +64,11 @@ from exploreval.suites.terminal._docker_syntax import (
     split_words,
 )
 from exploreval.suites.terminal._errors import TaskFormatError
-from exploreval.suites.terminal._image_cache import share_across_images, share_with_base
+from exploreval.suites.terminal._image_cache import (
+    images_root,
+    share_across_images,
+    share_with_base,
+)
 from exploreval.suites.terminal._output import bwrap_child_pid
 from exploreval.suites.terminal._userns import DOCKER_CAPS
 
@@ -157,10 +161,6 @@ class BuiltImage:
     @property
     def notes(self) -> list[str]:
         return list(self.meta.get("notes", []))
-
-
-def images_root() -> Path:
-    return user_cache_dir("images", "EXPLOREVAL_IMAGE_CACHE")
 
 
 # -- static checks (load time) -------------------------------------------------------------------

@@ -37,6 +37,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from exploreval.core import user_cache_dir
+
 #: The cap's variable and its default, in GB (10^9 bytes); 0 = no cap.
 CAP_ENV = "EXPLOREVAL_IMAGE_CACHE_MAX_GB"
 DEFAULT_CAP_GB = 40.0
@@ -46,9 +48,12 @@ _LAST_USE = ".last-use"
 _HELD: dict[str, int] = {}
 
 
-def _root() -> Path:
-    from exploreval.suites.terminal._image import images_root
+def images_root() -> Path:
+    """Where built images, bases and their tools are cached (``EXPLOREVAL_IMAGE_CACHE``)."""
+    return user_cache_dir("images", "EXPLOREVAL_IMAGE_CACHE")
 
+
+def _root() -> Path:
     return images_root()
 
 
