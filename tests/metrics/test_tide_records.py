@@ -520,7 +520,7 @@ def _progress_on_fractions_one_by_one(traces: list[Any], t_maxes: list[int]) -> 
     knots 0 .. L (progress carried forward past the end), then the mean of the rows."""
     import numpy as np
 
-    from exploreval.metrics._tide_records import FRACTION_POINTS
+    from exploreval.metrics._tide_tables import FRACTION_POINTS
 
     u = np.linspace(0.0, 1.0, FRACTION_POINTS)
     rows = []
@@ -554,7 +554,7 @@ def test_progress_on_budget_fractions_is_one_interp_per_trajectory_to_the_bit(
     (traces shorter and longer than their window, empty ones, values outside [0, 1])."""
     import numpy as np
 
-    from exploreval.metrics._tide_records import FRACTION_POINTS, _mean_progress_on_fractions
+    from exploreval.metrics._tide_tables import FRACTION_POINTS, _mean_progress_on_fractions
 
     traces = [np.asarray(trace, dtype=np.float64) for trace, _ in pairs]
     windows = [window for _, window in pairs]
@@ -627,7 +627,8 @@ def _recall_record(lags: list[int], solved: bool, seed: int, agent: str = "a") -
 def test_recall_lag_table_counts_every_event_by_outcome(
     wins: list[list[int]], losses: list[list[int]]
 ) -> None:
-    from exploreval.metrics._tide_records import recall_lags_table, trajectory_summaries
+    from exploreval.metrics._tide_records import trajectory_summaries
+    from exploreval.metrics._tide_tables import recall_lags_table
 
     records = [_recall_record(lags, True, i) for i, lags in enumerate(wins)]
     records += [_recall_record(lags, False, 100 + i) for i, lags in enumerate(losses)]
@@ -647,7 +648,8 @@ def test_the_report_draws_figure7_from_the_run(tmp_path: Path) -> None:
     (section,) = tide_report(records, pd.DataFrame(), tmp_path)
     assert "### Memory recall lag, success vs failure (Figure 7)" in section.markdown
     assert (tmp_path / "tide_recall_lags.png") in section.files
-    from exploreval.metrics._tide_records import recall_lags_table, trajectory_summaries
+    from exploreval.metrics._tide_records import trajectory_summaries
+    from exploreval.metrics._tide_tables import recall_lags_table
 
     summary = recall_lag_summary(
         recall_lags_table([s for r in records for s in trajectory_summaries(r)])

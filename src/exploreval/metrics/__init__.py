@@ -125,10 +125,11 @@ def _register_cross_suite_metrics() -> None:
 
     register_episode_metrics("*", "basic", "exploreval.metrics._builtin:basic_metrics")
     register_episode_metrics("*", "tide", "exploreval.metrics._tide_records:tide_episode_metrics")
-    tide, passk = "exploreval.metrics._tide_records", "exploreval.metrics._passk_runs"
+    tide, passk = "exploreval.metrics._tide_tables", "exploreval.metrics._passk_runs"
     register_run_metrics(
-        "*", "tide", f"{tide}:tide_tables_from_summaries", partial=f"{tide}:trajectory_summaries"
-    )
+        "*", "tide", f"{tide}:tide_tables_from_summaries",
+        partial="exploreval.metrics._tide_records:trajectory_summaries",
+    )  # fmt: skip
     register_run_metrics(
         "*", "pass_at_k", f"{passk}:pass_at_k_from_outcomes", partial=f"{passk}:outcome"
     )

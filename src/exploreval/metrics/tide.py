@@ -49,16 +49,9 @@ from exploreval.metrics._tide_loops import (
 )
 from exploreval.metrics._tide_memory import RecallEvent, RecallResult, recall_distances
 from exploreval.metrics._tide_records import (
-    SUMMARY_COLUMNS,
     TrajectorySummary,
     action_verb,
-    curves_table,
     history_of,
-    loop_actions_table,
-    memory_index_between,
-    memory_index_row,
-    memory_table,
-    points_table,
     progress_trace,
     record_loop_mask,
     record_loops,
@@ -66,13 +59,9 @@ from exploreval.metrics._tide_records import (
     record_trajectory,
     solved_at,
     state_identity_for,
-    summary_table,
     tide_episode_metrics,
     tide_excluded,
-    tide_run_tables,
-    tide_tables_from_summaries,
     trajectory_summaries,
-    window_table,
 )
 from exploreval.metrics._tide_state import (
     EmbeddingSimilarity,
@@ -83,6 +72,19 @@ from exploreval.metrics._tide_state import (
     load_minilm,
     parse_identity,
     strip_patterns,
+)
+from exploreval.metrics._tide_tables import (
+    SUMMARY_COLUMNS,
+    curves_table,
+    loop_actions_table,
+    memory_index_between,
+    memory_index_row,
+    memory_table,
+    points_table,
+    summary_table,
+    tide_run_tables,
+    tide_tables_from_summaries,
+    window_table,
 )
 from exploreval.metrics._tide_tmax import ENV_VAR as T_MAX_ENV_VAR
 from exploreval.metrics._tide_tmax import (
