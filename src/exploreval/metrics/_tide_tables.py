@@ -368,13 +368,21 @@ def memory_table(records: Sequence[TrajectoryLike], override: TMaxOverride = Non
     return _memory_table(_Trajectories(records, override))
 
 
-def _memory_table(run: _Trajectories) -> pd.DataFrame:
-    windows = run.windows
+def _by_history(
+    run: _Trajectories,
+) -> list[tuple[tuple[str, str, str, str], dict[str, Condition]]]:
+    """The conditions of each agent (env, preset, env options, model and harness), by history
+    policy: what the Memory Index and the memory-summary table pair."""
     cells: dict[tuple[str, str, str, str], dict[str, Condition]] = defaultdict(dict)
     for cond in run.conditions:
         cells[(cond.env_id, cond.preset, cond.condition, cond.base_key)][cond.history] = cond
+    return sorted(cells.items())
+
+
+def _memory_table(run: _Trajectories) -> pd.DataFrame:
+    windows = run.windows
     rows: list[dict[str, Any]] = []
-    for (env_id, preset, condition, _), by_history in sorted(cells.items()):
+    for (env_id, preset, condition, _), by_history in _by_history(run):
         if "full" not in by_history or "none" not in by_history:
             continue
         both = [*by_history["full"].records, *by_history["none"].records]
@@ -399,11 +407,8 @@ def _summary_history_table(run: _Trajectories) -> pd.DataFrame:
     with a summary instead of the earlier turns (``model-summary``: written by the model, the
     paper's setting; ``summary``: the harness's structured summary), paired by task."""
     windows = run.windows
-    cells: dict[tuple[str, str, str, str], dict[str, Condition]] = defaultdict(dict)
-    for cond in run.conditions:
-        cells[(cond.env_id, cond.preset, cond.condition, cond.base_key)][cond.history] = cond
     rows: list[dict[str, Any]] = []
-    for (env_id, preset, condition, _), by_history in sorted(cells.items()):
+    for (env_id, preset, condition, _), by_history in _by_history(run):
         if "full" not in by_history:
             continue
         for kind in ("model-summary", "summary"):

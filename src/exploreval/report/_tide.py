@@ -368,6 +368,16 @@ def _radar_part(
     return ["", text]
 
 
+def _finish(plt: Any, fig: Any, axes: Any, used: int, path: Path) -> Path:
+    """Hide the panels a grid left empty, save the figure, close it."""
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
 def plot_entropy(frame: pd.DataFrame, path: Path) -> Path:
     """Figure 8: per agent, the mean token entropy of its replies on non-loop and on loop steps
     (one panel per environment)."""
@@ -387,12 +397,7 @@ def plot_entropy(frame: pd.DataFrame, path: Path) -> Path:
         ax.set_title(_panel_key(env_id, preset), fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, axes, len(panels), path)
 
 
 def _entropy_part(frame: pd.DataFrame | None, out_dir: Path, files: list[Path]) -> list[str]:
@@ -451,12 +456,7 @@ def plot_recall_lags(lags: pd.DataFrame, path: Path) -> Path:
         ax.set_title(_panel_key(env_id, preset), fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, axes, len(panels), path)
 
 
 def _recall_lag_part(lags: pd.DataFrame | None, out_dir: Path, files: list[Path]) -> list[str]:
