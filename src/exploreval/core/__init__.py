@@ -113,6 +113,9 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "DEFAULT_API_KEY_ENV": "._run_options",
+    "DEFAULT_CONCURRENCY": "._run_options",
+    "DEFAULT_MAX_RETRIES": "._run_options",
+    "DEFAULT_REQUEST_TIMEOUT_S": "._run_options",
     "current_plugin": "._plugins",
     "lazy_exports": "._lazy",
     "EXTRAS": "._extras",
@@ -209,6 +212,9 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
     "DEFAULT_API_KEY_ENV",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_REQUEST_TIMEOUT_S",
     "current_plugin",
     "lazy_exports",
     "EXPERIMENT_OPTIONS",

@@ -31,6 +31,10 @@ Role = Literal["shape", "setting", "override", "command"]
 Merge = Literal["set", "append", "merge"]
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+#: The rows' defaults that code below the table needs too (the model clients): named once here.
+DEFAULT_REQUEST_TIMEOUT_S = 120.0
+DEFAULT_MAX_RETRIES = 6
+DEFAULT_CONCURRENCY = 8
 
 
 @dataclass(frozen=True)
@@ -137,9 +141,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "diagnostic).",
        default="off"),
     _o("request_timeout", "setting", "agents[llm].timeout_s", float,
-       "Per-request timeout, seconds", default=120.0),
+       "Per-request timeout, seconds", default=DEFAULT_REQUEST_TIMEOUT_S),
     _o("max_retries", "setting", "agents[llm].max_retries", int,
-       "Retries on 429/5xx/timeouts/connection errors", default=6),
+       "Retries on 429/5xx/timeouts/connection errors", default=DEFAULT_MAX_RETRIES),
     _o("prices", "override", "prices", Path | None,
        "Price table YAML/JSON: {model: {input, output}} USD/1M", parse="prices", merge="merge",
        spec_default=False),
@@ -150,7 +154,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     _o("force", "command", None, bool, "Continue even if the run dir holds another config",
        default=False),
     _o("executor", "override", "executor", str, "local | ray", default="local"),
-    _o("concurrency", "override", "concurrency", int, "Episodes in flight", default=8),
+    _o("concurrency", "override", "concurrency", int, "Episodes in flight",
+       default=DEFAULT_CONCURRENCY),
     _o("workers", "override", "workers", int,
        "Local executor: processes that play the episodes, each with its own event loop and "
        "model clients (1: all in this one). Use the cores from ~128 episodes in flight, or for "

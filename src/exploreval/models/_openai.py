@@ -28,7 +28,14 @@ from typing import Any
 
 import openai
 
-from exploreval.core import Message, Usage
+from exploreval.core import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    Message,
+    Usage,
+)
 from exploreval.models._base import (
     Completion,
     Constraint,
@@ -164,12 +171,12 @@ class OpenAIClient(ModelClient):
         model: str,
         base_url: str | None = None,
         *,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str = DEFAULT_API_KEY_ENV,
         cache: ResponseCache | TransitCache | None = None,
         cache_endpoint: str | None = None,
-        max_concurrency: int = 8,
-        timeout_s: float = 120.0,
-        max_retries: int = 6,
+        max_concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 60.0,
         prices: PriceTable | None = None,

@@ -12,6 +12,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from exploreval.core import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_REQUEST_TIMEOUT_S,
+)
 from exploreval.models._base import ModelClient
 from exploreval.models._pricing import ModelPrice
 
@@ -27,11 +33,11 @@ def open_model_client(
     model: str,
     *,
     base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
+    api_key_env: str = DEFAULT_API_KEY_ENV,
     cache_path: str | Path | None = None,
-    max_concurrency: int = 8,
-    timeout_s: float = 120.0,
-    max_retries: int = 6,
+    max_concurrency: int = DEFAULT_CONCURRENCY,
+    timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     prices: dict[str, ModelPrice] | None = None,
     constrain_wire: str = "auto",
     cache: ResponseCache | TransitCache | None = None,
@@ -93,11 +99,11 @@ async def model_session(
     model: str,
     *,
     base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
+    api_key_env: str = DEFAULT_API_KEY_ENV,
     cache_path: str | Path | None = None,
-    max_concurrency: int = 8,
-    timeout_s: float = 120.0,
-    max_retries: int = 6,
+    max_concurrency: int = DEFAULT_CONCURRENCY,
+    timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> AsyncIterator[ModelClient]:
     """A client for ``model`` for the duration of the block (local servers started and released)."""
     local = is_local_model(model) and base_url is None

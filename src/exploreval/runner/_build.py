@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from exploreval.agents import Agent, LLMAgent, make_agent, make_harness
+from exploreval.core import DEFAULT_CONCURRENCY
 from exploreval.models import ModelClient, ModelPrice, TransitCache
 from exploreval.runner._spec import DEFAULT_API_KEY_ENV, AgentSpec, ExperimentSpec
 
@@ -87,7 +88,7 @@ class ClientPool:
         cache_path: str | None,
         factory: ClientFactory | None = None,
         prices: dict[str, ModelPrice] | None = None,
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         cache: TransitCache | None = None,
     ) -> None:
         self.cache_path = cache_path
@@ -158,7 +159,7 @@ def open_client(
     cache_path: str | None,
     prices: dict[str, ModelPrice] | None = None,
     *,
-    default_concurrency: int = 8,
+    default_concurrency: int = DEFAULT_CONCURRENCY,
     cache: TransitCache | None = None,
 ) -> ModelClient:
     """The real client: the openai SDK against ``spec.base_url`` with the run's cache."""
