@@ -56,6 +56,7 @@ SAMPLES: dict[str, tuple[Any, Any, Any, Any]] = {
     "max_tokens": (["--max-tokens", "77"], 77, 77, [77]),
     "sampling_seed": (["--sampling-seed", "11"], 11, 11, [11]),
     "reasoning_effort": (["--reasoning-effort", "low"], "low", "low", ["low"]),
+    "top_logprobs": (["--top-logprobs", "5"], 5, 5, [5]),
     "constrain": (["--constrain", "grammar"], "grammar", "grammar", ["grammar"]),
     "request_timeout": (["--request-timeout", "30"], 30.0, 30.0, [30.0]),
     "max_retries": (["--max-retries", "2"], 2, 2, [2]),

@@ -88,6 +88,9 @@ if TYPE_CHECKING:
     )
     from exploreval.core._run_options import (
         DEFAULT_API_KEY_ENV,
+        DEFAULT_CONCURRENCY,
+        DEFAULT_MAX_RETRIES,
+        DEFAULT_REQUEST_TIMEOUT_S,
         EXPERIMENT_OPTIONS,
         OPTIONS_BY_NAME,
         RUN_OPTIONS,
