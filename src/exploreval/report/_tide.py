@@ -181,7 +181,9 @@ def _success_curve_figure(
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     against = "the fraction of each episode's budget" if fraction else "the turn"
-    fig.suptitle(f"TIDE cumulative success curves against {against} (AUV = area / t_max)")
+    # two lines: one narrow panel would otherwise clip a one-line title at both ends
+    fig.suptitle(f"TIDE cumulative success curves\nagainst {against} (AUV = area / t_max)",
+                 fontsize=10)  # fmt: skip
     save_figure(fig, path)
     plt.close(fig)
     return path
