@@ -102,7 +102,7 @@ def test_exploration_tour_covers_the_world_within_its_budget() -> None:
     room enough it visits every room and opens every closed thing."""
     from exploreval.suites.task2quiz._coverage import select_tasks
     from exploreval.suites.task2quiz._planner import exploration_tour
-    from exploreval.suites.task2quiz._world import generate_world
+    from exploreval.suites.task2quiz._generate import generate_world
 
     for difficulty, seed in (("easy", 0), ("medium", 1), ("hard", 2)):
         world = generate_world(difficulty, seed)

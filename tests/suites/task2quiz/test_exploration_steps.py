@@ -29,7 +29,7 @@ from exploreval.suites.task2quiz._quiz_metrics import (
 def synthetic_world(difficulty: str, seed: int) -> QuizWorld:
     """A generated world with its selected coverage tasks, not compiled (no TextWorld)."""
     from exploreval.suites.task2quiz._coverage import select_tasks
-    from exploreval.suites.task2quiz._world import generate_world
+    from exploreval.suites.task2quiz._generate import generate_world
 
     world = generate_world(difficulty, seed)
     _, _, selected = select_tasks(world)
