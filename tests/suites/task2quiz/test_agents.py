@@ -101,8 +101,8 @@ def test_exploration_tour_covers_the_world_within_its_budget() -> None:
     """The explorer's planner: a tour plus the goal's walkthrough, never over the budget; with
     room enough it visits every room and opens every closed thing."""
     from exploreval.suites.task2quiz._coverage import select_tasks
-    from exploreval.suites.task2quiz._planner import exploration_tour
     from exploreval.suites.task2quiz._generate import generate_world
+    from exploreval.suites.task2quiz._planner import exploration_tour
 
     for difficulty, seed in (("easy", 0), ("medium", 1), ("hard", 2)):
         world = generate_world(difficulty, seed)

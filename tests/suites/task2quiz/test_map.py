@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exploreval.suites.task2quiz._contract import Stage1StepFacts
-from exploreval.suites.task2quiz._map import ascii_map, path_lines, stage1_path
 from exploreval.suites.task2quiz._generate import generate_world
+from exploreval.suites.task2quiz._map import ascii_map, path_lines, stage1_path
 
 MARK = {"open": "o", "closed": "c", "locked": "L"}
 
