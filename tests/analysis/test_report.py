@@ -441,7 +441,7 @@ def test_sections_from_stored_tables_equal_sections_from_records(
 ) -> None:
     """A report after ``score`` draws TIDE and pass@k from the stored run tables (parquet, all
     families) and must say exactly what it says when computing them from the records."""
-    from exploreval.metrics import _tide_records
+    from exploreval.metrics import _tide_records, _tide_tables
     from exploreval.report import report_plugins
 
     spec = {**SPEC, "repeats": 2}
@@ -467,7 +467,7 @@ def test_sections_from_stored_tables_equal_sections_from_records(
     def no_recompute(*args: object, **kwargs: object) -> None:
         raise AssertionError("recomputed what score stored")
 
-    monkeypatch.setattr(_tide_records, "tide_run_tables", no_recompute)
+    monkeypatch.setattr(_tide_tables, "tide_run_tables", no_recompute)
     monkeypatch.setattr(_tide_records, "record_loops", no_recompute)
     for entry in entries:
         reused = entry.run(*given(entry), tmp_path / "reused", stored.tables)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from exploreval.core import EpisodeRecord
-from exploreval.report._plotting import save_figure
+from exploreval.report._plotting import legend_outside, save_figure
 
 #: Appendix C.6: bars start at a visible baseline and stop short of the outer ring.
 RADAR_BASELINE = 0.08
@@ -397,7 +397,7 @@ def plot_entropy(frame: pd.DataFrame, path: Path) -> Path:
         ax.set_xticks(x, [str(a) for a in part["agent"]], fontsize=7, rotation=20, ha="right")
         ax.set_ylabel("mean token entropy (nats)")
         ax.set_title(_panel_key(env_id, preset), fontsize=9)
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         ax.grid(axis="y", alpha=0.3)
     return _finish(plt, fig, axes, len(panels), path)
 
@@ -456,7 +456,7 @@ def plot_recall_lags(lags: pd.DataFrame, path: Path) -> Path:
         ax.set_xlabel("memory recall lag (steps since last seen)")
         ax.set_ylabel("share of recall events")
         ax.set_title(_panel_key(env_id, preset), fontsize=9)
-        ax.legend(fontsize=8)
+        legend_outside(ax)
         ax.grid(axis="y", alpha=0.3)
     return _finish(plt, fig, axes, len(panels), path)
 
