@@ -437,6 +437,8 @@ def recall_lag_summary(lags: pd.DataFrame) -> pd.DataFrame:
 def plot_recall_lags(lags: pd.DataFrame, path: Path) -> Path:
     """Figure 7: per environment, the share of recall events at each lag, success and failure
     trajectories side by side (agents pooled)."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = _plt()
     panels = list(dict.fromkeys(zip(lags["env_id"], lags["preset"], strict=True)))
     rows, cols = _grid(len(panels))
@@ -454,6 +456,7 @@ def plot_recall_lags(lags: pd.DataFrame, path: Path) -> Path:
                    color=colours[outcome], label=f"{outcome} ({int(mine.sum())} events)")  # fmt: skip
         ax.set_xlim(0.3, top + 0.7)
         ax.set_xlabel("memory recall lag (steps since last seen)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # lags are whole steps
         ax.set_ylabel("share of recall events")
         ax.set_title(_panel_key(env_id, preset), fontsize=9)
         legend_outside(ax)
