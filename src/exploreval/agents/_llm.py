@@ -36,6 +36,8 @@ class LLMAgent(Agent):
         self._repeat = 0
         self._scope = ""
         self._calls = 0
+        #: The harness's native tools for this episode (None: its protocol is text).
+        self._tools: list[dict[str, Any]] | None = None
 
     def config(self) -> dict[str, Any]:
         return {
@@ -52,6 +54,8 @@ class LLMAgent(Agent):
         self._scope = f"{ctx.env_id}|{ctx.preset}|{ctx.seed}|{ctx.env_options_hash}"
         self._calls = 0
         self.harness.reset(ctx, observation)
+        # the episode's tools (they depend on the env's tool suite, set by reset): built once
+        self._tools = self.harness.native_tools()
         self.harness.call_form = self._call_form()
         if self.memory is not None:
             await self.memory.start(ctx)
@@ -84,9 +88,7 @@ class LLMAgent(Agent):
         constrained: dict[str, Any] = {}
         native = self.harness.call_form == "native"
         if native:  # the tools' schemas shape the call; the text form's constraint is not sent
-            params = params.model_copy(
-                update={"tools": self.harness.native_tools(), "tool_choice": "auto"}
-            )
+            params = params.model_copy(update={"tools": self._tools, "tool_choice": "auto"})
         elif self.constrain:
             constraint = self.harness.constraint(observation, info)
             if constraint is not None:
@@ -130,7 +132,7 @@ class LLMAgent(Agent):
                 **({"retry_log": completion.retry_log} if completion.retry_log else {}),
                 **(
                     {"call_form": parsed.info.get("call_form", "text")}
-                    if self.harness.native_tools() is not None
+                    if self._tools is not None
                     else {}
                 ),  # fmt: skip
                 **(
