@@ -141,14 +141,14 @@ def test_max_connections_sets_the_per_model_limit(tmp_path: Path) -> None:
         },
         "test",
     )
-    assert spec.agents[0].max_concurrency is None  # follows the experiment's concurrency
+    assert spec.agents[0].max_connections is None  # follows the experiment's concurrency
     changed = experiment_from_options(
         {"max_connections": 32, "concurrency": 32},
         {"max_connections", "concurrency"},
         stored=spec,
         source="--config",
     )
-    assert changed.agents[0].max_concurrency == 32 and changed.concurrency == 32
+    assert changed.agents[0].max_connections == 32 and changed.concurrency == 32
 
 
 BROKEN_PLUGIN = """
@@ -692,7 +692,7 @@ def test_max_connections_limits_requests_in_flight_end_to_end(
         assert server.request_count == 64  # 32 episodes x 2 steps, each one call
     config = json.loads((tmp_path / "r" / "manifest.json").read_text())["config"]
     assert config["concurrency"] == 32
-    assert config["agents"][0]["max_concurrency"] == (None if not flags else expected)
+    assert config["agents"][0]["max_connections"] == (None if not flags else expected)
 
 
 @pytest.mark.parametrize("models", [["--model", "a", "--model", "b"], ["--model", "a,b"]])

@@ -28,7 +28,7 @@ def complete(client: OpenAIClient) -> object:
 
 
 def client_for(server: StubServer, **kwargs: object) -> OpenAIClient:
-    options: dict = {"backoff_base_s": 0.01, "max_retries": 2, "timeout_s": 5.0, **kwargs}
+    options: dict = {"backoff_base_s": 0.01, "max_retries": 2, "request_timeout": 5.0, **kwargs}
     return OpenAIClient("stub-model", server.base_url, **options)
 
 

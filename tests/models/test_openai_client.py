@@ -26,7 +26,7 @@ MESSAGES = [Message(role="system", content="be brief"), Message(role="user", con
 
 
 def client_for(server: StubServer, **kwargs: object) -> OpenAIClient:
-    options: dict = {"backoff_base_s": 0.01, "max_retries": 3, "timeout_s": 5.0, **kwargs}
+    options: dict = {"backoff_base_s": 0.01, "max_retries": 3, "request_timeout": 5.0, **kwargs}
     return OpenAIClient("stub-model", server.base_url, **options)
 
 
@@ -85,7 +85,7 @@ def test_retries_exhausted_is_a_model_error() -> None:
 def test_timeouts_are_retried() -> None:
     with StubServer(delay_s=0.5) as server:
         with pytest.raises(ModelError, match="timed out after 0.1s"):
-            complete(client_for(server, timeout_s=0.1, max_retries=1))
+            complete(client_for(server, request_timeout=0.1, max_retries=1))
         assert server.request_count == 2
 
 
@@ -110,7 +110,7 @@ def test_right_key_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unreachable_endpoint_is_a_clear_model_error() -> None:
     with StubServer() as server:
         url = server.base_url
-    client = OpenAIClient("m", url, backoff_base_s=0.01, max_retries=1, timeout_s=2)
+    client = OpenAIClient("m", url, backoff_base_s=0.01, max_retries=1, request_timeout=2)
     with pytest.raises(ModelError, match=r"cannot connect.*is the server running\?"):
         complete(client)
 

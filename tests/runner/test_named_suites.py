@@ -45,7 +45,9 @@ def test_bad_named_suites_are_named() -> None:
         SpecError, match=r"exp.yaml: suites.0: .*'grid-mian'.*Did you mean: grid-main"
     ):
         spec_from_dict({"suites": [{"suite": "grid-mian"}], "agents": [{"agent": "x"}]}, "exp.yaml")
-    with pytest.raises(SpecError, match=r"takes only 'suite', 'seeds' and 'options', got presets"):
+    with pytest.raises(
+        SpecError, match=r"takes only 'suite', 'seeds' and 'env_options', got presets"
+    ):
         spec_from_dict(
             {"suites": [{"suite": "grid-main", "presets": ["x"]}], "agents": [{"agent": "x"}]}
         )
@@ -96,4 +98,4 @@ def test_env_options_reach_a_named_suite_and_presets_are_refused(tmp_path: Path)
         {"suites": [{"suite": "grid-main", "options": {"budget_alpha": 2}}],
          "agents": [{"agent": "random"}]}
     )  # fmt: skip
-    assert {s.options["budget_alpha"] for s in merged.suites} == {2}
+    assert {s.env_options["budget_alpha"] for s in merged.suites} == {2}

@@ -70,9 +70,9 @@ SAMPLES: dict[str, tuple[Any, Any, Any, Any]] = {
     "workers": (["--workers", "2"], 2, 2, [2]),
     "max_total_steps": (["--max-total-steps", "100"], 100, 100, [100]),
     "max_total_tokens": (["--max-total-tokens", "1000"], 1000, 1000, [1000]),
-    "max_cost": (["--max-cost", "2.5"], 2.5, 2.5, [2.5]),
+    "max_cost_usd": (["--max-cost-usd", "2.5"], 2.5, 2.5, [2.5]),
     "max_connections": (["--max-connections", "4"], 4, 4, [4]),
-    "timeout": (["--timeout", "60"], 60.0, 60.0, [60.0]),
+    "episode_timeout": (["--episode-timeout", "60"], 60.0, 60.0, [60.0]),
     "name": (["--name", "walk"], "walk", "walk", ["walk"]),
     "plugins": (["--plugin", "json"], ["json"], ["json"], [["json"]]),
 }  # fmt: skip
@@ -279,3 +279,31 @@ def test_a_spec_field_set_by_an_option_takes_its_help_and_default_from_the_table
             assert field.default == option.default, option.name
         checked += 1
     assert checked >= 25
+
+
+def test_each_option_has_its_fields_name_from_flag_to_spec() -> None:
+    """One name per option (issue 45): the target's last segment is the option's name, or its
+    nested path joined (``sampling_seed`` -> ``sampling.seed``), or the flag's own word for the
+    repeatable shape options (``--agent`` -> ``agents[scripted].agent``), so grepping a flag
+    reaches the field and the code that reads it."""
+    selectors = ("suites[*].", "suites[0].", "agents[llm].", "agents[scripted].")
+    for option in EXPERIMENT_OPTIONS:
+        assert option.target is not None
+        tail = option.target
+        for selector in selectors:
+            tail = tail.removeprefix(selector)
+        last = tail.rpartition(".")[2]
+        flag_word = option.flag.lstrip("-").replace("-", "_").lower()
+        assert option.name in (last, tail.replace(".", "_")) or last == flag_word, (
+            f"{option.name} sets {option.target}"
+        )
+
+
+def test_the_models_client_takes_the_options_under_their_names() -> None:
+    """The name reaches the code that uses it: the model client's own keywords."""
+    import inspect
+
+    from exploreval.models import OpenAIClient
+
+    keywords = set(inspect.signature(OpenAIClient).parameters)
+    assert {"max_connections", "request_timeout", "max_retries"} <= keywords

@@ -213,7 +213,7 @@ def _refused_then_played_in_one_process(tmp_path: Path) -> None:
                     }
                 ],
             },  # fmt: skip
-            "max_concurrency is 1, below workers 2",
+            "max_connections is 1, below workers 2",
         ),
     ],
 )

@@ -62,7 +62,7 @@ def demo_spec(with_llm: bool = True) -> ExperimentSpec:
                 "env_id": env_id,
                 "presets": DEMO_PRESETS[:1],
                 "seeds": DEMO_LLM_SEEDS,
-                "options": {"budget": DEMO_LLM_BUDGET},
+                "env_options": {"budget": DEMO_LLM_BUDGET},
             }
         )
         agents.append(
@@ -74,7 +74,7 @@ def demo_spec(with_llm: bool = True) -> ExperimentSpec:
                 # the embedded model decodes under the admissible moves' grammar: see above
                 "constrain": "auto",
                 "sampling": {"temperature": 0.0, "max_tokens": 24},
-                "max_concurrency": 1,
+                "max_connections": 1,
                 "suites": [1],
             }
         )

@@ -4,7 +4,9 @@ Each row is one option with its type on the command line, its default and its he
 ``exploreval run``'s flags are generated from it, ``exploreval.run(...)`` takes its names as
 keywords, the experiment spec's fields take their description (and default, where the option has
 one) from it (:func:`spec_field`), and ``runner.experiment_from_options`` puts each value at its
-*target*, the option's path in the experiment file:
+*target*, the option's path in the experiment file, whose last segment is the option's own name
+(one name from the flag to the code that uses it; a field may nest, ``sampling_seed`` →
+``sampling.seed``):
 
 - ``repeats``, ``budget.max_cost_usd``: a field of the experiment;
 - ``suites[*].seeds``: that field of every suite;
@@ -99,7 +101,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        flags=("--suite", "-s"), repeatable=True),
     _o("seeds", "override", "suites[*].seeds", _STR,
        "Seeds: '0-23', '0,2,5' ... (default 0, or the suite's)", spec_default=False),
-    _o("env_options", "setting", "suites[*].options", _LIST,
+    _o("env_options", "setting", "suites[*].env_options", _LIST,
        "Env option KEY=VALUE, JSON values", flags=("--env-option",), repeatable=True,
        parse="key_values", merge="merge", spec_default=False),
     _o("agents", "shape", "agents[scripted].agent", _LIST, "Scripted agent",
@@ -140,7 +142,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "model's free replies rarely parse), off for the others (an invalid action is itself a "
        "diagnostic).",
        default="off"),
-    _o("request_timeout", "setting", "agents[llm].timeout_s", float,
+    _o("request_timeout", "setting", "agents[llm].request_timeout", float,
        "Per-request timeout, seconds", default=DEFAULT_REQUEST_TIMEOUT_S),
     _o("max_retries", "setting", "agents[llm].max_retries", int,
        "Retries on 429/5xx/timeouts/connection errors", default=DEFAULT_MAX_RETRIES),
@@ -164,11 +166,11 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        "Budget: no new episode once the run took this many steps"),
     _o("max_total_tokens", "override", "budget.max_total_tokens", _INT,
        "Budget: no new episode once the run used this many tokens"),
-    _o("max_cost", "override", "budget.max_cost_usd", _FLOAT,
+    _o("max_cost_usd", "override", "budget.max_cost_usd", _FLOAT,
        "Budget in USD (every model needs a price: --prices)"),
-    _o("max_connections", "override", "agents[llm].max_concurrency", _INT,
+    _o("max_connections", "override", "agents[llm].max_connections", _INT,
        "Requests in flight per model (default: --concurrency, the episodes in flight)"),
-    _o("timeout", "override", "episode_timeout_s", _FLOAT, "Per-episode timeout, seconds"),
+    _o("episode_timeout", "override", "episode_timeout", _FLOAT, "Per-episode timeout, seconds"),
     _o("name", "override", "name", _STR, "Run name (default: the env's or the suites' names)",
        spec_default=False),
     _o("plugins", "override", "plugins", _LIST,
@@ -248,8 +250,8 @@ class RunOptions(TypedDict, total=False):
     workers: int
     max_total_steps: int | None
     max_total_tokens: int | None
-    max_cost: float | None
+    max_cost_usd: float | None
     max_connections: int | None
-    timeout: float | None
+    episode_timeout: float | None
     name: str | None
     plugins: str | Sequence[str]

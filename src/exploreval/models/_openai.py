@@ -174,8 +174,8 @@ class OpenAIClient(ModelClient):
         api_key_env: str = DEFAULT_API_KEY_ENV,
         cache: ResponseCache | TransitCache | None = None,
         cache_endpoint: str | None = None,
-        max_concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        max_connections: int = DEFAULT_CONCURRENCY,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 60.0,
@@ -211,21 +211,21 @@ class OpenAIClient(ModelClient):
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        self.timeout_s = timeout_s
+        self.request_timeout = request_timeout
         self.prices = prices or default_price_table()
         self._key = os.environ.get(api_key_env) or None
-        self._slots = asyncio.Semaphore(max_concurrency)
+        self._slots = asyncio.Semaphore(max_connections)
         self._jitter = random.Random()
         # One SDK client (and HTTP connection pool) per SDK_SHARD requests in flight: httpcore's
         # pool assigns each request by scanning every connection, so one pool of 256 spends
         # more CPU on bookkeeping than on the requests (issue 18: 250 req/s at 256 in flight).
-        shards = max(1, -(-max_concurrency // SDK_SHARD))
+        shards = max(1, -(-max_connections // SDK_SHARD))
         self._sdks = [
             openai.AsyncOpenAI(
                 api_key=self._key or NO_KEY,
                 base_url=base_url,
                 max_retries=0,
-                timeout=timeout_s,
+                timeout=request_timeout,
             )
             for _ in range(shards)
         ]
@@ -332,7 +332,7 @@ class OpenAIClient(ModelClient):
                 reason = f"HTTP {status}"
                 wait = _retry_after_s(exc)
             except openai.APITimeoutError:
-                reason, wait = f"timed out after {self.timeout_s:g}s", None
+                reason, wait = f"timed out after {self.request_timeout:g}s", None
                 await self._raise_if_server_died()
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc.__context__

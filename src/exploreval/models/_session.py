@@ -35,8 +35,8 @@ def open_model_client(
     base_url: str | None = None,
     api_key_env: str = DEFAULT_API_KEY_ENV,
     cache_path: str | Path | None = None,
-    max_concurrency: int = DEFAULT_CONCURRENCY,
-    timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    max_connections: int = DEFAULT_CONCURRENCY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
     max_retries: int = DEFAULT_MAX_RETRIES,
     prices: dict[str, ModelPrice] | None = None,
     constrain_wire: str = "auto",
@@ -59,8 +59,8 @@ def open_model_client(
         api_key_env=api_key_env,
         cache=cache,
         cache_endpoint=endpoint,
-        max_concurrency=max_concurrency,
-        timeout_s=timeout_s,
+        max_connections=max_connections,
+        request_timeout=request_timeout,
         max_retries=max_retries,
         prices=default_price_table(prices),
         server_death=_local_server_death(model) if local else None,
@@ -101,8 +101,8 @@ async def model_session(
     base_url: str | None = None,
     api_key_env: str = DEFAULT_API_KEY_ENV,
     cache_path: str | Path | None = None,
-    max_concurrency: int = DEFAULT_CONCURRENCY,
-    timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    max_connections: int = DEFAULT_CONCURRENCY,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> AsyncIterator[ModelClient]:
     """A client for ``model`` for the duration of the block (local servers started and released)."""
@@ -114,8 +114,8 @@ async def model_session(
         base_url=base_url,
         api_key_env=api_key_env,
         cache_path=cache_path,
-        max_concurrency=max_concurrency,
-        timeout_s=timeout_s,
+        max_connections=max_connections,
+        request_timeout=request_timeout,
         max_retries=max_retries,
     )
     try:

@@ -163,7 +163,7 @@ def _skeleton(values: Mapping[str, Any], spell: Speller) -> dict[str, Any]:
             "preset instead"
         )
     suites: list[dict[str, Any]] = (
-        [{"env_id": env, "presets": presets or [None], "seeds": "0", "options": {}}]
+        [{"env_id": env, "presets": presets or [None], "seeds": "0", "env_options": {}}]
         if env is not None
         else [{"suite": name} for name in named]
     )

@@ -43,7 +43,7 @@ def plan_episodes(spec: ExperimentSpec) -> list[EpisodeSpec]:
                                 repeat=repeat,
                                 agent_index=agent_index,
                                 agent_identity=agent.identity(),
-                                env_options=dict(suite.options),
+                                env_options=dict(suite.env_options),
                             )
                         )
     seen: dict[str, EpisodeSpec] = {}
@@ -78,9 +78,9 @@ def check_buildable(spec: ExperimentSpec) -> None:
         families[index] = env_spec(suite.env_id).family
         for preset in suite.presets:
             try:
-                env = make_env(suite.env_id, preset=preset, **suite.options)
+                env = make_env(suite.env_id, preset=preset, **suite.env_options)
             except Exception as exc:
-                shown = f", options {suite.options}" if suite.options else ""
+                shown = f", options {suite.env_options}" if suite.env_options else ""
                 raise SpecError(
                     f"suites.{index} ({suite.env_id}, preset {preset}{shown}): the env refuses "
                     f"to build: {type(exc).__name__}: {exc}"

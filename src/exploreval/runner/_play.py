@@ -121,7 +121,7 @@ async def play(
     pool: ClientPool,
     *,
     max_steps: int | None,
-    timeout_s: float | None,
+    episode_timeout: float | None,
     run: RunDir | ScratchOutput | None,
     run_id: str,
     shared: SharedResources | None = None,
@@ -162,13 +162,15 @@ async def play(
             episode_id_override=episode.episode_id,
             on_step=on_step,
         )
-        record = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+        record = await (asyncio.wait_for(coro, episode_timeout) if episode_timeout else coro)
         record.agent.config = {**record.agent.config, "identity": episode.agent_identity}
         if prompts is not None:  # blobs reach the disk before the line that references them
             await asyncio.to_thread(prompts.flush)
         return record
     except TimeoutError:
-        return error_record(episode, agent_spec, family, f"timed out after {timeout_s}s", run_id)
+        return error_record(
+            episode, agent_spec, family, f"timed out after {episode_timeout}s", run_id
+        )
     except ModelError as exc:  # run-level: the run stops with one clear message
         if isinstance(exc.record, EpisodeRecord):  # the steps played before are stored with it
             exc.record.agent.config = {

@@ -56,22 +56,22 @@ WORKER_STOP_TIMEOUT_S = 30.0
 RECORD_LINE_LIMIT = 1 << 30
 
 
-def split_max_concurrency(agents: list[AgentSpec], workers: int) -> list[AgentSpec]:
-    """Each worker's share of an agent's ``max_concurrency`` (requests in flight per model), so
+def split_max_connections(agents: list[AgentSpec], workers: int) -> list[AgentSpec]:
+    """Each worker's share of an agent's ``max_connections`` (requests in flight per model), so
     the run as a whole keeps the limit. A limit below the worker count cannot be split: refused."""
     shared: list[AgentSpec] = []
     for index, agent in enumerate(agents):
-        limit = agent.max_concurrency
+        limit = agent.max_connections
         if agent.kind != "llm" or limit is None:
             shared.append(agent)
             continue
         if limit < workers:
             raise SpecError(
-                f"agents.{index}.max_concurrency is {limit}, below workers {workers}: each "
+                f"agents.{index}.max_connections is {limit}, below workers {workers}: each "
                 "worker process holds at least one request to the model, so the run would "
-                f"exceed it; use workers <= {limit}, or raise max_concurrency (--max-connections)"
+                f"exceed it; use workers <= {limit}, or raise max_connections (--max-connections)"
             )
-        shared.append(agent.model_copy(update={"max_concurrency": limit // workers}))
+        shared.append(agent.model_copy(update={"max_connections": limit // workers}))
     return shared
 
 
@@ -186,7 +186,7 @@ async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord
             watcher = asyncio.create_task(pool.watch_local(server_died))
             config = {
                 "spec": spec.model_dump(mode="json"),
-                "agents": [a.model_dump(mode="json") for a in split_max_concurrency(agents, count)],
+                "agents": [a.model_dump(mode="json") for a in split_max_connections(agents, count)],
                 "concurrency": share,
                 "run_path": str(runner.run.path),
                 "run_id": runner.run_id,
@@ -301,7 +301,7 @@ async def _serve(reader: asyncio.StreamReader, channel: BinaryIO) -> None:
                     agents[episode.agent_index],
                     pool,
                     max_steps=spec.max_steps,
-                    timeout_s=spec.episode_timeout_s,
+                    episode_timeout=spec.episode_timeout,
                     run=run,
                     run_id=run_id,
                     shared=shared,

@@ -10,7 +10,7 @@ What runs where:
   connection limit is smaller) are placed node by node in proportion to each node's CPUs. Each
   keeps its share of ``concurrency`` episodes in flight on its own event loop and returns every
   episode as it ends, with its prompt texts, response-cache rows and artifacts.
-- **Model connections**: an agent's ``max_concurrency`` (``--max-connections``) is split
+- **Model connections**: an agent's ``max_connections`` is split
   between the workers, so the cluster as a whole keeps it.
 - **Resume**: each cache row names its episode; an episode sent again carries the rows its
   earlier attempt made, and the rows of episodes still playing are fetched every second, so
@@ -201,7 +201,7 @@ def _start_workers(ray: Any, runner: Runner) -> tuple[list[_Worker], dict[str, A
     spec = runner.spec
     alive = [n for n in ray.nodes() if n.get("Alive")]
     node_cpus = {n["NodeID"]: float(n.get("Resources", {}).get("CPU", 0)) for n in alive}
-    limits = [a.max_concurrency if a.kind == "llm" else None for a in spec.agents]
+    limits = [a.max_connections if a.kind == "llm" else None for a in spec.agents]
     slots = plan_workers(node_cpus, spec.concurrency, limits)
     local = any(is_local_model(a) and a.base_url is None for a in spec.agents)
     hosts: dict[str, Any] = {}
@@ -214,7 +214,7 @@ def _start_workers(ray: Any, runner: Runner) -> tuple[list[_Worker], dict[str, A
     workers: list[_Worker] = []
     for index, slot in enumerate(slots):
         agents = [
-            a.model_copy(update={"max_concurrency": slot.connections[i]})
+            a.model_copy(update={"max_connections": slot.connections[i]})
             if slot.connections[i] is not None
             else a
             for i, a in enumerate(spec.agents)

@@ -161,7 +161,7 @@ class EpisodeWorker:
                 agent,
                 self.pool,
                 max_steps=self.spec.max_steps,
-                timeout_s=self.spec.episode_timeout_s,
+                episode_timeout=self.spec.episode_timeout,
                 run=output,
                 run_id=self.run_id,
                 shared=self.shared,

@@ -111,7 +111,7 @@ def run_notes(spec: ExperimentSpec) -> list[str]:
             cls = env_spec(suite.env_id).load()
         except (ImportError, KeyError):
             continue  # missing_requirements and planning say so
-        for note in cls.run_notes(dict(suite.options)):
+        for note in cls.run_notes(dict(suite.env_options)):
             line = f"{suite.env_id}: {note}"
             if line not in notes:
                 notes.append(line)

@@ -44,6 +44,7 @@ from exploreval.runner._play import (
 )
 from exploreval.runner._requirements import missing_requirements, run_notes
 from exploreval.runner._spec import ExperimentSpec
+from exploreval.runner._spec_versions import migrate_spec
 from exploreval.store import RunDir, RunManifest, StoreError
 
 #: Seconds between rewrites of the manifest's progress (``episodes_done``, totals) during a run.
@@ -151,9 +152,9 @@ class Runner:
         self.plan = plan_episodes(self.spec)
         check_buildable(self.spec)
         if self.spec.workers > 1:
-            from exploreval.runner._processes import split_max_concurrency
+            from exploreval.runner._processes import split_max_connections
 
-            split_max_concurrency(self.spec.agents, self.spec.workers)  # refused before writing
+            split_max_connections(self.spec.agents, self.spec.workers)  # refused before writing
             if self.client_factory is not None:
                 raise SpecError(
                     f"workers: {self.spec.workers} plays episodes in other processes, which "
@@ -188,7 +189,9 @@ class Runner:
         if existing:
             manifest = self.run.read_manifest()
             if manifest.config_hash != config_hash and not self.force:
-                changes = config_changes(manifest.config, self.spec.model_dump(mode="json"))
+                changes = config_changes(
+                    migrate_spec(manifest.config or {}), self.spec.model_dump(mode="json")
+                )
                 raise ConfigMismatchError(
                     f"{self.run.path} holds a different experiment (config hash {manifest.config_hash}, "
                     f"this command {config_hash}); what differs, stored -> this command:\n"
@@ -474,7 +477,7 @@ class Runner:
                             agent_spec,
                             pool,
                             max_steps=spec.max_steps,
-                            timeout_s=spec.episode_timeout_s,
+                            episode_timeout=spec.episode_timeout,
                             run=self.run,
                             run_id=self.run_id,
                             shared=shared,

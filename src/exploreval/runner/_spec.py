@@ -25,6 +25,7 @@ from exploreval.core import DEFAULT_API_KEY_ENV as DEFAULT_API_KEY_ENV
 from exploreval.core import spec_field, stable_hash
 from exploreval.models import ModelPrice, SamplingParams
 from exploreval.runner._errors import SpecError
+from exploreval.runner._spec_versions import SPEC_VERSION, migrate_spec, rename_suite_entry
 
 #: More seeds than this in one spec is a typo (``0-99999999``), not an experiment.
 MAX_SEEDS = 100_000
@@ -108,7 +109,7 @@ class SuiteSpec(BaseModel):
     env_id: str
     presets: list[str | None] = Field(default_factory=lambda: list[str | None]([None]))
     seeds: list[int] = spec_field("suites[*].seeds", default_factory=lambda: [0])
-    options: dict[str, Any] = spec_field("suites[*].options", default_factory=dict)
+    env_options: dict[str, Any] = spec_field("suites[*].env_options", default_factory=dict)
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -139,6 +140,13 @@ class SuiteSpec(BaseModel):
             )
         return value
 
+    def identity(self) -> dict[str, Any]:
+        """The suite as it defines results. ``env_options`` is stored under its v1 key
+        (``options``), so config hashes of runs made before spec v2 stay the same."""
+        data = self.model_dump()
+        data["options"] = data.pop("env_options")
+        return data
+
 
 class AgentSpec(BaseModel):
     """A scripted baseline (``agent``) or an LLM agent (``model`` + ``harness``)."""
@@ -165,8 +173,8 @@ class AgentSpec(BaseModel):
     constrain: Literal["off", "auto", "grammar", "json_schema"] = spec_field(
         "agents[llm].constrain"
     )
-    max_concurrency: int | None = spec_field("agents[llm].max_concurrency", ge=1)
-    timeout_s: float = spec_field("agents[llm].timeout_s", gt=0)
+    max_connections: int | None = spec_field("agents[llm].max_connections", ge=1)
+    request_timeout: float = spec_field("agents[llm].request_timeout", gt=0)
     max_retries: int = spec_field("agents[llm].max_retries", ge=0)
     suites: list[int] | None = Field(
         default=None,
@@ -247,6 +255,12 @@ class ExperimentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    spec_version: int = Field(
+        default=SPEC_VERSION,
+        ge=SPEC_VERSION,
+        le=SPEC_VERSION,
+        description="Version of the experiment file's field names (older files are migrated)",
+    )
     name: str = spec_field("name", default="run")
     suites: list[SuiteSpec] = Field(min_length=1)
     agents: list[AgentSpec] = Field(min_length=1)
@@ -256,12 +270,18 @@ class ExperimentSpec(BaseModel):
     executor: Literal["local", "ray"] = spec_field("executor")
     concurrency: int = spec_field("concurrency", ge=1)
     workers: int = spec_field("workers", ge=1)
-    episode_timeout_s: float | None = spec_field("episode_timeout_s", gt=0)
+    episode_timeout: float | None = spec_field("episode_timeout", gt=0)
     plugins: list[str] = spec_field("plugins", default_factory=list)
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per 1M tokens by model name, on top of the built-in table",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Every way in (a file, a stored manifest, a Ray worker's copy) reads v1 names too."""
+        return migrate_spec(data) if isinstance(data, dict) else data
 
     def load_plugins(self) -> None:
         """Import plugin modules (also done in every Ray worker)."""
@@ -290,7 +310,7 @@ class ExperimentSpec(BaseModel):
         )
         if unpriced:
             raise ValueError(
-                f"max_cost_usd is set but model {', '.join(unpriced)} has no price: give one "
+                f"max_cost_usd (--max-cost-usd) is set but model {', '.join(unpriced)} has no price: give one "
                 "(--prices FILE or 'prices:' in the experiment, USD per 1M tokens), or drop the "
                 "cost budget"
             )
@@ -348,7 +368,7 @@ class ExperimentSpec(BaseModel):
     def identity(self) -> dict[str, Any]:
         """What defines the results; executor and limits may change between resumes."""
         identity: dict[str, Any] = {
-            "suites": [s.model_dump() for s in self.suites],
+            "suites": [s.identity() for s in self.suites],
             "agents": [a.identity() for a in self.agents],
             "repeats": self.repeats,
             "max_steps": self.max_steps,
@@ -454,7 +474,7 @@ def _yaml_locator(text: str) -> Callable[[tuple[int | str, ...]], int | None]:
 # -> Any: raw config data (YAML/TOML) in and out, validated by the spec after
 def expand_named_suites(suites: Any, source: str) -> Any:
     """Replace ``{suite: NAME}`` entries by the registered entries; ``seeds`` replaces the
-    registered seeds, ``options`` are merged over the registered env options (key by key)."""
+    registered seeds, ``env_options`` are merged over the registered ones (key by key)."""
     if not isinstance(suites, list):
         return suites
     from exploreval.core import UnknownNameError, named_suite
@@ -464,25 +484,26 @@ def expand_named_suites(suites: Any, source: str) -> Any:
         if not (isinstance(entry, dict) and "suite" in entry):
             out.append(entry)
             continue
-        extra = set(entry) - {"suite", "seeds", "options"}
+        extra = set(entry) - {"suite", "seeds", "env_options"}
         if extra:
             raise SpecError(
                 f"{source}: suites.{i}: a named suite takes only 'suite', 'seeds' and "
-                f"'options', got {', '.join(sorted(extra))}"
+                f"'env_options', got {', '.join(sorted(extra))}"
             )
-        options = entry.get("options") or {}
+        options = entry.get("env_options") or {}
         if not isinstance(options, dict):
-            raise SpecError(f"{source}: suites.{i}.options: expected a mapping of env options")
+            raise SpecError(f"{source}: suites.{i}.env_options: expected a mapping of env options")
         try:
             named = named_suite(str(entry["suite"]))
         except UnknownNameError as exc:
             raise SpecError(f"{source}: suites.{i}: {exc}") from None
         for registered in named.suites:
-            expanded = dict(registered)
+            # a plugin written before spec v2 registers its entries with 'options'
+            expanded = rename_suite_entry(dict(registered), f"named suite {entry['suite']}")
             if "seeds" in entry:
                 expanded["seeds"] = entry["seeds"]
             if options:
-                expanded["options"] = {**(registered.get("options") or {}), **options}
+                expanded["env_options"] = {**(expanded.get("env_options") or {}), **options}
             out.append(expanded)
     return out
 
@@ -494,6 +515,7 @@ def spec_from_dict(
 ) -> ExperimentSpec:
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    data = migrate_spec(data, source)
     if "suites" in data:
         data = {**data, "suites": expand_named_suites(data["suites"], source)}
     try:

@@ -153,13 +153,13 @@ async def _run_decisions(
             deciders, inst, t=t, n=histories, sources=sources, seed=seed
         )
     params = SamplingParams(**{k: v for k, v in sampling.items() if v is not None})
-    concurrency = int(client_options.get("max_concurrency") or 8)
+    concurrency = int(client_options.get("max_connections") or 8)
     async with model_session(
         model,
         base_url=client_options.get("base_url"),
         api_key_env=client_options.get("api_key_env") or "OPENAI_API_KEY",
         cache_path=cache,
-        max_concurrency=concurrency,
+        max_connections=concurrency,
     ) as client:
         for design in designs or [PromptDesign.parse("BNRN0")]:
             deciders.append(
@@ -227,7 +227,7 @@ def decisions_cmd(
             baseline or ["ts", "ucb"],
             model,
             harness,
-            {"base_url": base_url, "api_key_env": api_key_env, "max_concurrency": concurrency},
+            {"base_url": base_url, "api_key_env": api_key_env, "max_connections": concurrency},
             {"max_tokens": max_tokens, "temperature": temperature},
             t,
             histories,

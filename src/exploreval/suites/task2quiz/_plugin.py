@@ -89,7 +89,7 @@ def register() -> None:
                 "env_id": ENV_ID,
                 "presets": ["easy"],
                 "seeds": [0, 1],
-                "options": {"max_questions": 10},
+                "env_options": {"max_questions": 10},
             }
         ],  # fmt: skip
         "Task2Quiz quick check: 2 easy environments, 10 questions each (seeded subsample)",

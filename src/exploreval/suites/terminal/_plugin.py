@@ -32,7 +32,7 @@ def builtin_task_ids() -> list[str]:
 
 
 def _entry(seeds: list[int], **options: Any) -> dict[str, Any]:
-    return {"env_id": ENV_ID, "seeds": seeds, "options": options}
+    return {"env_id": ENV_ID, "seeds": seeds, "env_options": options}
 
 
 def named_suites() -> dict[str, tuple[list[dict[str, Any]], str]]:
