@@ -23,8 +23,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
     from exploreval.suites.terminal._errors import TaskFormatError
-    from exploreval.suites.terminal._image import BuildRecipe, ImageBuildError, build_image
+    from exploreval.suites.terminal._image import build_image
     from exploreval.suites.terminal._image_cache import list_cache
+    from exploreval.suites.terminal._image_recipe import BuildRecipe, ImageBuildError
     from exploreval.suites.terminal._tasks import is_task_dir, load_task
 
     folders = sorted(p for p in args.tasks.iterdir() if is_task_dir(p))

@@ -38,9 +38,9 @@ from typing import Any
 def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     """A host the failure names, or (for a failed gold run) one the task's solution, test script
     or Dockerfile fetches from that this machine cannot reach (checked by connecting)."""
-    from exploreval.suites.terminal._image import _unreachable_host, unreachable_in
+    from exploreval.suites.terminal._reachability import unreachable_host, unreachable_in
 
-    host = _unreachable_host(text)
+    host = unreachable_host(text)
     if host:
         return host
     if task_dir is None:
@@ -93,7 +93,8 @@ async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
 async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
     from exploreval.suites.terminal._env import TerminalEnv
     from exploreval.suites.terminal._errors import TaskFormatError
-    from exploreval.suites.terminal._image import BuildRecipe, ImageBuildError, build_image
+    from exploreval.suites.terminal._image import build_image
+    from exploreval.suites.terminal._image_recipe import BuildRecipe, ImageBuildError
     from exploreval.suites.terminal._tasks import load_task
 
     row: dict[str, Any] = {"task": task_dir.name}
@@ -177,7 +178,8 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
 
 async def start_times(task_dir: Path, n: int = 15) -> list[float]:
     """Seconds to start a sandbox from a cached image (start -> first prompt), n times."""
-    from exploreval.suites.terminal._image import BuildRecipe, build_image
+    from exploreval.suites.terminal._image import build_image
+    from exploreval.suites.terminal._image_recipe import BuildRecipe
     from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
     from exploreval.suites.terminal._tasks import load_task
 

@@ -58,7 +58,8 @@ async def main() -> None:
 
     # A built image (the real Harbor hello-world task's python:3.11-slim), cached: the start of
     # its copy-on-write root (quota tmpfs + idmapped image + overlay) and sandbox.
-    from exploreval.suites.terminal._image import BuildRecipe, build_image
+    from exploreval.suites.terminal._image import build_image
+    from exploreval.suites.terminal._image_recipe import BuildRecipe
     from exploreval.suites.terminal._tasks import load_task
 
     fixture = Path(__file__).parents[1] / "tests/fixtures/terminal/real/harbor/hello-world"

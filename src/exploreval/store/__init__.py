@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     )
     from exploreval.store._columns import (
         COLUMNS_SCHEMA_VERSION,
-        ChainedRecords,
-        LazyRecords,
         RunColumns,
         SyncStats,
         columns_cache_root,
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
         import_logs,
         read_logs,
     )
+    from exploreval.store._lazy_records import ChainedRecords, LazyRecords
     from exploreval.store._run import (
         BLOBS,
         CACHE,
@@ -63,8 +62,8 @@ _EXPORTS: dict[str, str] = {
     "COLUMNS_SCHEMA_VERSION": "._columns",
     "RunColumns": "._columns",
     "columns_cache_root": "._columns",
-    "LazyRecords": "._columns",
-    "ChainedRecords": "._columns",
+    "LazyRecords": "._lazy_records",
+    "ChainedRecords": "._lazy_records",
     "SyncStats": "._columns",
     "open_columns": "._columns",
     "BLOBS": "._run",

@@ -42,12 +42,10 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from exploreval.core import (
     EpisodeRecord,
@@ -61,16 +59,14 @@ from exploreval.core import (
 from exploreval.store._errors import (
     ColumnsRebuiltWarning,
     StoreError,
-    UnreadableResultsWarning,
     describe_os_error,
 )
-from exploreval.store._run import LogIssue, RunDir, parse_log_line, validation_issue
+from exploreval.store._run import LogIssue, RunDir, parse_log_line
 
 if TYPE_CHECKING:
     import duckdb
-    import numpy as np
-    import numpy.typing as npt
-    import pyarrow as pa
+from exploreval.store._columns_batch import CONVERSION_ERRORS, ColumnBatch
+from exploreval.store._columns_views import quiet_connection, register_views
 
 #: Bump when the tables' columns (or ``_state.json``) change: tables of another version are
 #: rebuilt from the log on first use (version 2: the state keeps the unreadable lines).
@@ -83,8 +79,6 @@ STATE = "_state.json"
 VERIFIED = ".verified.json"
 #: Unreadable lines kept in ``_state.json`` (every one is counted).
 MAX_STORED_ISSUES = 1000
-#: What Arrow raises when a value does not fit its column's type.
-_CONVERSION_ERRORS: tuple[type[BaseException], ...] = (TypeError, ValueError, OverflowError)
 #: Log bytes from which a sync runs in worker processes (about 16,000 episodes of ~16 kB).
 PARALLEL_SYNC_BYTES = 256 * 1024 * 1024
 #: What a sync tells whoever watches it: ``(bytes put in, bytes to put in)`` of the log.
@@ -125,205 +119,6 @@ def _head_hash(path: Path, length: int) -> str:
     """sha256 of the log's first ``length`` bytes (what the tables were built from)."""
     with open(path, "rb") as fh:
         return hashlib.sha256(fh.read(length)).hexdigest()
-
-
-def _json_text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-class _Batch:
-    """The parsed records of one part; turned into Arrow columns at once (``tables``), mostly by
-    Arrow's own conversion of the parsed dicts, not a Python loop per step and column."""
-
-    def __init__(self, start: int) -> None:
-        self.start = start
-        self.records: list[dict[str, Any]] = []
-        self.where: list[tuple[int, int, int]] = []  # (line, offset, length)
-        self.n_episodes = 0
-        self.n_steps = 0
-
-    def add(self, data: dict[str, Any], line: int, offset: int, length: int, run_id: str) -> None:
-        if not data.get("run_id"):
-            data["run_id"] = run_id
-        self.records.append(data)
-        self.where.append((line, offset, length))
-        self.n_episodes += 1
-        self.n_steps += len(data.get("steps") or ())
-
-    def drop_unfit(self, issues: list[LogIssue]) -> None:
-        """Leave out the records that are not valid episode records (each reported by line,
-        as a read of the log reports it) and store the others as validated, so a value the
-        record model coerces fits its column."""
-        from pydantic import ValidationError
-
-        keep: list[int] = []
-        for index, (data, (line, _, _)) in enumerate(zip(self.records, self.where, strict=True)):
-            try:
-                # what a read of the log would make of it: coerced values ("3" for a step's t)
-                # are stored as the record has them
-                fitted = EpisodeRecord.model_validate(data).model_dump(mode="json")
-                fitted["run_id"] = data.get("run_id") or fitted.get("run_id")
-                _Batch._alone(fitted).tables()
-                self.records[index] = fitted
-            except ValidationError as exc:
-                issues.append(validation_issue(line, exc))
-                continue
-            except _CONVERSION_ERRORS as exc:
-                issues.append(LogIssue(line, f"does not fit the column types: {exc}"))
-                continue
-            keep.append(index)
-        self.records = [self.records[i] for i in keep]
-        self.where = [self.where[i] for i in keep]
-        self.n_episodes = len(self.records)
-        self.n_steps = sum(len(r.get("steps") or ()) for r in self.records)
-
-    @staticmethod
-    def _alone(data: dict[str, Any]) -> _Batch:
-        batch = _Batch(0)
-        batch.records, batch.where = [data], [(0, 0, 0)]
-        batch.n_episodes, batch.n_steps = 1, len(data.get("steps") or ())
-        return batch
-
-    def tables(self) -> tuple[pa.Table, pa.Table]:
-        import numpy as np
-        import pyarrow as pa
-
-        records = self.records
-        lines = np.fromiter((w[0] for w in self.where), np.int64, len(self.where))
-        episodes = _struct_table(records, "episode")
-        tasks = [r.get("tasks") or [] for r in records]
-        episodes = episodes.append_column("line", pa.array(lines))
-        for name, values in (
-            ("log_offset", [w[1] for w in self.where]),
-            ("log_length", [w[2] for w in self.where]),
-            ("n_steps", [len(r.get("steps") or ()) for r in records]),
-            ("n_tasks", [len(t) for t in tasks]),
-            (
-                "tasks_won",
-                [sum(1 for x in t if isinstance(x, dict) and x.get("success")) for t in tasks],
-            ),  # fmt: skip
-        ):
-            episodes = episodes.append_column(name, pa.array(values, pa.int64()))
-        texts: list[tuple[str, list[Any]]] = [
-            ("env_options", [r.get("env_options") or {} for r in records]),
-            ("agent_config", [(r.get("agent") or {}).get("config") or {} for r in records]),
-            ("reset_info", [r.get("reset_info") or {} for r in records]),
-            ("ground_truth", [r.get("ground_truth") or {} for r in records]),
-            ("tasks", tasks),
-        ]
-        for name, objects in texts:
-            episodes = episodes.append_column(name, pa.array([_json_text(v) for v in objects]))
-        steps_flat = [step for r in records for step in (r.get("steps") or ())]
-        counts = np.fromiter((len(r.get("steps") or ()) for r in records), np.int64, len(records))
-        steps = _struct_table(steps_flat, "step")
-        steps = steps.add_column(0, "episode_id", pa.array(
-            np.repeat(np.array([r["episode_id"] for r in records], dtype=object), counts),
-            pa.string()))  # fmt: skip
-        steps = steps.add_column(1, "line", pa.array(np.repeat(lines, counts)))
-        for name, column in _info_columns([s.get("info") or {} for s in steps_flat]):
-            steps = steps.append_column(name, column)
-        steps = steps.append_column("agent_info", pa.array(
-            [_json_text(s["agent_info"]) if s.get("agent_info") else None for s in steps_flat],
-            pa.string()))  # fmt: skip
-        return episodes, steps
-
-
-def _fields() -> tuple[Any, Any]:
-    import pyarrow as pa
-
-    usage = pa.struct([("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
-                       ("reasoning_tokens", pa.int64()), ("calls", pa.int64()),
-                       ("cached_calls", pa.int64()), ("cost_usd", pa.float64()),
-                       ("unpriced_calls", pa.int64())])  # fmt: skip
-    agent = pa.struct([("name", pa.string()), ("kind", pa.string())])
-    episode = pa.struct([
-        ("run_id", pa.string()), ("episode_id", pa.string()), ("schema_version", pa.int64()),
-        ("env_id", pa.string()), ("family", pa.string()), ("preset", pa.string()),
-        ("seed", pa.int64()), ("repeat", pa.int64()), ("agent", agent), ("status", pa.string()),
-        ("error", pa.string()), ("success", pa.bool_()), ("total_reward", pa.float64()),
-        ("terminated", pa.bool_()), ("truncated", pa.bool_()), ("max_steps", pa.int64()),
-        ("usage", usage), ("started_at", pa.string()), ("ended_at", pa.string()),
-    ])  # fmt: skip
-    step = pa.struct([
-        ("t", pa.int64()), ("phase", pa.string()), ("task", pa.int64()),
-        ("observation", pa.string()), ("action", pa.string()), ("valid", pa.bool_()),
-        ("invalid_reason", pa.string()), ("raw_output", pa.string()),
-        ("reasoning", pa.string()), ("reward", pa.float64()), ("terminated", pa.bool_()),
-        ("truncated", pa.bool_()), ("usage", usage), ("latency_s", pa.float64()),
-        ("retries", pa.int64()), ("cached", pa.bool_()),
-    ])  # fmt: skip
-    return episode, step
-
-
-_STRUCTS: dict[str, Any] = {}
-
-
-def _struct_table(rows: list[dict[str, Any]], kind: str) -> pa.Table:
-    """``rows`` (parsed dicts) as a flat table of the struct's fields: nested ``agent`` and
-    ``usage`` become ``agent``/``agent_kind`` and the usage columns (times stay ISO text, which
-    DuckDB casts: ``started_at::timestamptz``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if not _STRUCTS:
-        _STRUCTS["episode"], _STRUCTS["step"] = _fields()
-    struct = _STRUCTS[kind]
-    array = pa.array(rows, type=struct, from_pandas=False)
-    columns: dict[str, Any] = {}
-    for index, member in enumerate(struct):
-        child = array.field(index)
-        if member.name == "agent":
-            columns["agent"] = child.field(0)
-            columns["agent_kind"] = child.field(1)
-        elif member.name == "usage":
-            for j, sub in enumerate(member.type):
-                columns[sub.name] = child.field(j)
-        else:
-            columns[member.name] = child
-    for name, default in (("status", "ok"), ("phase", "task")):
-        if name in columns:
-            columns[name] = pc.fill_null(columns[name], default)
-    for name in ("success", "terminated", "truncated", "cached"):
-        if name in columns:
-            columns[name] = pc.fill_null(columns[name], False)
-    if "valid" in columns:
-        columns["valid"] = pc.fill_null(columns["valid"], True)
-    for name in ("repeat", "task", "retries"):
-        if name in columns:
-            columns[name] = pc.fill_null(columns[name], 0)
-    for name in ("total_reward", "reward", "latency_s"):
-        if name in columns:
-            columns[name] = pc.fill_null(columns[name], 0.0)
-    return pa.table(columns)
-
-
-def _info_columns(infos: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    """Step infos as ``info_<key>`` columns of their own Arrow types (lists and objects too:
-    ``info_pos`` is ``list<int64>``), inferred by Arrow in one pass; a key whose values do not
-    share one type in the part (two families' ``action``) is stored as JSON text."""
-    import pyarrow as pa
-
-    try:
-        array = pa.array(infos)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        pass
-    else:
-        if pa.types.is_struct(array.type):
-            return sorted(
-                (f"info_{field.name}", array.field(i)) for i, field in enumerate(array.type)
-            )
-    keys: dict[str, None] = {}
-    for info in infos:
-        keys.update(dict.fromkeys(info))
-    out: list[tuple[str, Any]] = []
-    for key in keys:
-        values = [info.get(key) for info in infos]
-        try:
-            column = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-            column = pa.array([None if v is None else _json_text(v) for v in values], pa.string())
-        out.append((f"info_{key}", column))
-    return sorted(out)
 
 
 def columns_cache_root() -> Path:
@@ -619,14 +414,14 @@ class RunColumns:
                 if start >= offset:
                     part.unlink(missing_ok=True)
 
-    def _flush(self, batch: _Batch, stats: SyncStats) -> None:
+    def _flush(self, batch: ColumnBatch, stats: SyncStats) -> None:
         import pyarrow.parquet as pq
 
         if not batch.n_episodes:
             return
         try:
             episodes, steps = batch.tables()
-        except _CONVERSION_ERRORS:
+        except CONVERSION_ERRORS:
             # a record whose fields do not fit their columns (a step's ``t`` that is text): the
             # records are checked one by one, the unfit ones reported and left out, as a read
             # of the log reports and skips them
@@ -675,53 +470,10 @@ class RunColumns:
         with open(self.run.episodes_path, "rb") as fh:
             fh.seek(offset)
             raw = fh.read(length)
-        data = _parse(raw, 0, None)
+        data = parse_line(raw, 0, None)
         if data is None:
             raise StoreError(f"{self.run.episodes_path}: no record at byte {offset}")
         return EpisodeRecord.model_validate(data)
-
-
-class ChainedRecords(Sequence[EpisodeRecord]):
-    """Several runs' records as one sequence (each part a list or ``LazyRecords``)."""
-
-    def __init__(self, parts: Sequence[Sequence[EpisodeRecord]]) -> None:
-        self.parts = [p for p in parts if len(p)]
-
-    def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
-
-    def __iter__(self) -> Iterator[EpisodeRecord]:
-        for part in self.parts:
-            yield from part
-
-    # -> Any: an index gives one record, a slice a list of them (as a Sequence does)
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return list(self)[index]
-        if index < 0:
-            index += len(self)
-        for part in self.parts:
-            if index < len(part):
-                return part[index]
-            index -= len(part)
-        raise IndexError(index)
-
-    def where(self, family: str) -> ChainedRecords:
-        """The records of one family; lazy parts are filtered without reading."""
-        return ChainedRecords(
-            [
-                p.where(family)
-                if isinstance(p, LazyRecords)
-                else [r for r in p if family == "*" or r.family == family]
-                for p in self.parts
-            ]
-        )
-
-    def clear(self) -> None:
-        for part in self.parts:
-            if hasattr(part, "clear"):
-                part.clear()
-        self.parts = []
 
 
 def _ingest(
@@ -736,7 +488,7 @@ def _ingest(
 ) -> tuple[int, int]:
     """Put the complete lines of ``[offset, end)`` (``end`` None: to the last complete line)
     into parts; ``checkpoint(position, line)`` after each part. Returns where it stopped."""
-    batch = _Batch(offset)
+    batch = ColumnBatch(offset)
     position = offset
     with gc_paused(), open(columns.run.episodes_path, "rb") as fh:
         fh.seek(offset)
@@ -748,14 +500,14 @@ def _ingest(
             start = position
             position += len(raw)
             line += 1
-            data = _parse(raw, line, stats.issues)
+            data = parse_line(raw, line, stats.issues)
             if data is not None:
                 batch.add(data, line, start, len(raw), run_id)
             if batch.n_episodes >= part_episodes or batch.n_steps >= PART_STEPS:
                 columns._flush(batch, stats)
                 if checkpoint is not None:
                     checkpoint(position, line)
-                batch = _Batch(position)
+                batch = ColumnBatch(position)
         if batch.n_episodes or position != offset:
             columns._flush(batch, stats)
             if checkpoint is not None:
@@ -821,160 +573,7 @@ def _dicts(issues: list[LogIssue]) -> list[dict[str, Any]]:
     return [{"line": i.line, "message": i.message} for i in issues]
 
 
-class LazyRecords(Sequence[EpisodeRecord]):
-    """Episode records that stay in the log until used: a ``Sequence`` of the records at some
-    byte spans of ``episodes.jsonl``, each parsed and validated when iterated or indexed and
-    dropped after. What ``score`` hands report sections and run metrics that want records, so
-    that a million-episode run never has a million records in memory at once (the spans are
-    two int64 arrays: 16 bytes an episode).
-
-    ``families`` (one per span) lets ``where`` keep a family without reading; ``rename`` maps
-    agent names as the records are made (a report of several runs relabels clashing agents)."""
-
-    def __init__(
-        self,
-        log: Path,
-        spans: Sequence[tuple[int, int]] | Any,
-        families: Sequence[str] | Any | None = None,
-        rename: dict[str, str] | None = None,
-    ) -> None:
-        import numpy as np
-
-        self.log = Path(log)
-        pairs = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
-        self._offsets = np.ascontiguousarray(pairs[:, 0])
-        self._lengths = np.ascontiguousarray(pairs[:, 1])
-        self._families = None if families is None else np.asarray(families, dtype=object)
-        self._rename = dict(rename or {})
-
-    def __len__(self) -> int:
-        return int(self._offsets.size)
-
-    def __bool__(self) -> bool:
-        return bool(self._offsets.size)
-
-    def _make(self, raw: bytes, offset: int) -> EpisodeRecord:
-        data = _parse(raw, 0, None)
-        if data is None:
-            raise StoreError(f"{self.log}: no episode record at byte {offset}")
-        record = EpisodeRecord.model_validate(data)
-        if record.agent.name in self._rename:
-            agent = record.agent.model_copy(update={"name": self._rename[record.agent.name]})
-            record = record.model_copy(update={"agent": agent})
-        return record
-
-    def __iter__(self) -> Iterator[EpisodeRecord]:
-        if not self._offsets.size:
-            return
-        # lists taken now: a clear() while iterating does not change what this pass reads
-        offsets, lengths = self._offsets.tolist(), self._lengths.tolist()
-        with open(self.log, "rb") as fh:
-            for offset, length in zip(offsets, lengths, strict=True):
-                fh.seek(offset)
-                yield self._make(fh.read(length), offset)
-
-    def _subset(self, keep: Any) -> LazyRecords:
-        import numpy as np
-
-        pairs = np.stack([self._offsets[keep], self._lengths[keep]], axis=1)
-        families = self._families[keep] if self._families is not None else None
-        return LazyRecords(self.log, pairs, families, self._rename)
-
-    # -> Any: an index gives one record (read now), a slice a LazyRecords of the spans
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self._subset(index)
-        offset = int(self._offsets[index])
-        with open(self.log, "rb") as fh:
-            fh.seek(offset)
-            return self._make(fh.read(int(self._lengths[index])), offset)
-
-    @property
-    def spans(self) -> list[tuple[int, int]]:
-        return list(zip(self._offsets.tolist(), self._lengths.tolist(), strict=True))
-
-    @property
-    def offsets(self) -> npt.NDArray[np.int64]:
-        """The records' byte offsets in the log."""
-        return self._offsets
-
-    @property
-    def rename(self) -> dict[str, str]:
-        """Agent names changed as records are made (``renamed``)."""
-        return dict(self._rename)
-
-    def without(self, offsets: Collection[int]) -> LazyRecords:
-        """These records but those at ``offsets`` (lines that failed validation, say)."""
-        import numpy as np
-
-        if not offsets:
-            return self
-        return self._subset(~np.isin(self._offsets, np.fromiter(offsets, np.int64)))
-
-    def step_table(self, step_columns: Sequence[str]) -> pa.Table | None:
-        """One row per step of these records, in the records' order then step order: ``order``
-        (the record's index here) and the ``step_columns``. One DuckDB query over the run's
-        Parquet tables, no record parsed: what a report section reads instead of the records.
-        None when the tables lack a column asked for (an older run: read the records)."""
-        return self._query(
-            [f's."{c}"' for c in step_columns],
-            "join all_steps s on s.episode_id = e.episode_id and s.line = e.line",
-            "order by w.order, s.t",
-        )
-
-    def episode_table(self, episode_columns: Sequence[str]) -> pa.Table | None:
-        """One row per record, in order: ``order`` and the ``episode_columns`` of its row of the
-        episode table (what ``step_table``'s steps belong to, without repeating it per step)."""
-        return self._query([f'e."{c}"' for c in episode_columns], "", "order by w.order")
-
-    def _query(self, picked: list[str], join: str, order: str) -> pa.Table | None:
-        import duckdb
-        import pyarrow as pa
-
-        if not len(self):
-            return None
-        con = RunColumns(self.log.parent).connect()
-        try:
-            wanted = pa.table(
-                {"log_offset": pa.array(self._offsets), "order": pa.array(range(len(self)))}
-            )
-            con.register("wanted", wanted)
-            return con.sql(
-                f"select {', '.join(['w.order', *picked])} from wanted w "
-                f"join all_episodes e using (log_offset) {join} {order}"
-            ).to_arrow_table()
-        except duckdb.BinderException:
-            return None
-        finally:
-            con.close()
-
-    def families(self) -> set[str]:
-        if self._families is not None:
-            return {str(f) for f in set(self._families.tolist())}
-        return {r.family for r in self}
-
-    def where(self, family: str) -> LazyRecords:
-        """The records of one family (``"*"``: all), without reading any."""
-        if family == "*":
-            return self
-        if self._families is None:
-            raise ValueError("these records were made without their families")
-        return self._subset(self._families == family)
-
-    def renamed(self, rename: dict[str, str]) -> LazyRecords:
-        copy = self._subset(slice(None))
-        copy._rename = {**self._rename, **rename}
-        return copy
-
-    def clear(self) -> None:
-        """Forget the spans (what ``list.clear`` does for a list of records)."""
-        self._offsets = self._offsets[:0]
-        self._lengths = self._lengths[:0]
-        if self._families is not None:
-            self._families = self._families[:0]
-
-
-def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
+def parse_line(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, Any] | None:
     data = parse_log_line(raw, line, issues)
     if data is None:
         return None
@@ -990,87 +589,6 @@ def _parse(raw: bytes, line: int, issues: list[LogIssue] | None) -> dict[str, An
         return None
 
 
-_LATEST = """
-    select * from {all} qualify row_number() over (
-        partition by {key}
-        order by (status = 'ok') desc, line desc) = 1
-"""
-
-
-def register_views(
-    con: Any, runs: Sequence[RunColumns], *, prefix: str = "", label: bool = False
-) -> None:
-    """Create the ``episodes`` / ``steps`` / ``all_*`` / ``results`` views over ``runs``
-    (several runs: one dataset, with a ``run_dir`` column when ``label``)."""
-
-    def source(kind: str) -> str:
-        parts = []
-        for run in runs:
-            files = sorted((run.dir / kind).glob("part-*.parquet"))
-            if not files:
-                continue
-            listing = ", ".join(f"'{_quote(str(f))}'" for f in files)
-            tag = f", '{_quote(str(run.run.path))}' as run_dir" if label else ""
-            parts.append(f"select *{tag} from read_parquet([{listing}], union_by_name=true)")
-        return " union all by name ".join(parts) if parts else ""
-
-    for kind in ("episodes", "steps"):
-        body = source(kind)
-        if not body:
-            body = _EMPTY[kind]
-        con.sql(f'create or replace view "{prefix}all_{kind}" as {body}')
-    con.sql(
-        f'create or replace view "{prefix}episodes" as '
-        + _LATEST.format(
-            all=f'"{prefix}all_episodes"', key="run_dir, episode_id" if label else "episode_id"
-        )
-    )
-    con.sql(
-        f'create or replace view "{prefix}steps" as select s.* from "{prefix}all_steps" s '
-        f'semi join "{prefix}episodes" e on s.episode_id = e.episode_id and s.line = e.line'
-        + (" and s.run_dir = e.run_dir" if label else "")
-    )
-    scored = [r for r in runs if r.run.results_path.exists() and _readable_results(r.run)]
-    if scored:
-        listing = ", ".join(f"'{_quote(str(r.run.results_path))}'" for r in scored)
-        con.sql(
-            f'create or replace view "{prefix}results" as '
-            f"select * from read_parquet([{listing}], union_by_name=true)"
-        )
-
-
-def _readable_results(run: RunDir) -> bool:
-    """Whether ``results.parquet`` reads (its footer); if not, say so: the ``results`` view
-    leaves it out, rather than every query of the run failing on a file it may not use."""
-    import warnings
-
-    import pyarrow.parquet as pq
-
-    try:
-        pq.read_metadata(run.results_path)
-    except Exception as exc:  # torn, or not Parquet: arrow says why
-        warnings.warn(
-            f"{run.results_path} is not a readable Parquet file ({exc}); the results view leaves "
-            f"it out until `exploreval score {run.path}` writes it again",
-            UnreadableResultsWarning,
-            stacklevel=3,
-        )
-        return False
-    return True
-
-
-_EMPTY = {
-    "episodes": "select null::varchar as episode_id, null::bigint as line, "
-    "null::varchar as status where false",
-    "steps": "select null::varchar as episode_id, null::bigint as line, null::bigint as t "
-    "where false",
-}
-
-
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
-
-
 def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> duckdb.DuckDBPyConnection:
     """One DuckDB connection over several runs' tables (synced): views ``episodes``,
     ``steps``, ``all_episodes``, ``all_steps`` and ``results``, each with a ``run_dir`` column,
@@ -1082,18 +600,6 @@ def open_columns(paths: Sequence[str | os.PathLike[str] | RunDir]) -> duckdb.Duc
         run.sync()
     con = quiet_connection()
     register_views(con, runs, label=True)
-    return con
-
-
-def quiet_connection() -> duckdb.DuckDBPyConnection:
-    """A new in-memory DuckDB connection with DuckDB's progress bar off. DuckDB draws the bar on
-    stdout, where a query's results go (``exploreval sql RUN ... > out.csv``, a score's table),
-    once a query passes two seconds, as queries over a million episodes do; exploreval shows
-    its own progress on stderr. ``set enable_progress_bar = true`` turns it back on."""
-    import duckdb
-
-    con = duckdb.connect()
-    con.execute("set enable_progress_bar = false")
     return con
 
 

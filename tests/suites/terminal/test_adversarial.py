@@ -237,7 +237,8 @@ HARBOR_HELLO = (
 
 
 async def _image_sandbox(**extra: object) -> tuple[Sandbox, object, object]:
-    from exploreval.suites.terminal._image import BuildRecipe, build_image
+    from exploreval.suites.terminal._image import build_image
+    from exploreval.suites.terminal._image_recipe import BuildRecipe
     from exploreval.suites.terminal._tasks import load_task
 
     task = load_task(HARBOR_HELLO, image="build")

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from exploreval.suites.terminal._env import TerminalEnv
-from exploreval.suites.terminal._image import BuildRecipe, build_image
+from exploreval.suites.terminal._image import build_image
+from exploreval.suites.terminal._image_recipe import BuildRecipe
 from exploreval.suites.terminal._limits import SUBID_BASE, SUBID_COUNT, UID_SLOTS, Limits
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal._image import BuildRecipe, build_image, images_root
+from exploreval.suites.terminal._image import build_image
+from exploreval.suites.terminal._image_cache import images_root
+from exploreval.suites.terminal._image_recipe import BuildRecipe
 from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
 from exploreval.suites.terminal._sealed import verification_tools_env
 from exploreval.suites.terminal._tasks import TB1_PRIVATE, _tb1_tests

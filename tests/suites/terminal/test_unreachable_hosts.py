@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal import _image
+from exploreval.suites.terminal import _reachability
 
 SEAL = Path(__file__).parents[2] / "fixtures" / "terminal" / "seal"
 
@@ -21,7 +21,7 @@ REACHABLE = {"pypi.org", "files.pythonhosted.org", "deb.debian.org"}
 
 @pytest.fixture(autouse=True)
 def _network(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_image, "reachable", lambda host: host in REACHABLE)
+    monkeypatch.setattr(_reachability, "reachable", lambda host: host in REACHABLE)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def _network(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )  # fmt: skip
 def test_the_host_a_failure_needed(output: str, host: str | None) -> None:
-    assert _image._unreachable_host(output) == host
+    assert _reachability.unreachable_host(output) == host
 
 
 def test_urls_in_scripts_are_checked_and_local_ones_ignored() -> None:
@@ -56,8 +56,8 @@ def test_urls_in_scripts_are_checked_and_local_ones_ignored() -> None:
         "curl -fsSL http://localhost:8080/health\n"
         "pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
     )
-    assert _image.unreachable_in([script]) == "download.pytorch.org"
-    assert _image.unreachable_in(["curl -s http://127.0.0.1:5000/ && pip install x"]) is None
+    assert _reachability.unreachable_in([script]) == "download.pytorch.org"
+    assert _reachability.unreachable_in(["curl -s http://127.0.0.1:5000/ && pip install x"]) is None
 
 
 HF_OFFLINE = """\
@@ -74,8 +74,8 @@ E   the file on the Hub and we cannot find the requested files in the local cach
 def test_a_model_hub_the_tests_load_from_is_a_host_hidden_in_test_code(output: str) -> None:
     """Tests that load a model at test time name no host in the task's files: the hub's own
     offline errors do (issue 43: these counted as gold failures)."""
-    assert not _image.reachable("huggingface.co")  # no internet here but package registries
-    assert _image.unreachable_at_test_time(output) == "huggingface.co"
+    assert not _reachability.reachable("huggingface.co")  # no internet here but package registries
+    assert _reachability.unreachable_at_test_time(output) == "huggingface.co"
 
 
 def test_a_host_in_the_test_files_counts_only_for_a_remote_failure() -> None:
@@ -84,10 +84,10 @@ def test_a_host_in_the_test_files_counts_only_for_a_remote_failure() -> None:
         "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"
     )
     refused = "ConnectionRefusedError: [Errno 111] Connection refused"
-    assert _image.unreachable_at_test_time(resolve, tuple(tests)) == "download.pytorch.org"
+    assert _reachability.unreachable_at_test_time(resolve, tuple(tests)) == "download.pytorch.org"
     # a refused connection is a server that is down (the agent's), not a host out of reach
-    assert _image.unreachable_at_test_time(refused, tuple(tests)) is None
-    assert _image.unreachable_at_test_time("AssertionError: 41 != 42", tuple(tests)) is None
+    assert _reachability.unreachable_at_test_time(refused, tuple(tests)) is None
+    assert _reachability.unreachable_at_test_time("AssertionError: 41 != 42", tuple(tests)) is None
 
 
 @pytest.mark.slow

@@ -55,8 +55,7 @@ def images_cmd(
     its last use and whether a run uses it now. `exploreval images prune` frees space."""
     if ctx.invoked_subcommand is not None:
         return
-    from exploreval.suites.terminal._image import images_root
-    from exploreval.suites.terminal._image_cache import cap_bytes, list_cache
+    from exploreval.suites.terminal._image_cache import cap_bytes, images_root, list_cache
 
     entries, total = list_cache()
     table = Table(

@@ -35,7 +35,7 @@ from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxE
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._editor import FileEditor
-    from exploreval.suites.terminal._image import BuiltImage
+    from exploreval.suites.terminal._image_recipe import BuiltImage
     from exploreval.suites.terminal._services import RunningServices
 
 MAX_DURATION_S = 60.0
@@ -478,7 +478,7 @@ class TerminalEnv(AsyncTextEnv):
         network = bool(self.params.get("network", task.agent_network))
         env = dict(task.env)
         if image is not None:
-            from exploreval.suites.terminal._image import trust_env
+            from exploreval.suites.terminal._host_settings import trust_env
 
             env = {**image.env, **env, **(trust_env() if network else {})}
         config = SandboxConfig(
@@ -548,7 +548,8 @@ class TerminalEnv(AsyncTextEnv):
         return await self._build(task.image)
 
     async def _build(self, image: ImageRecipe) -> BuiltImage:
-        from exploreval.suites.terminal._image import BuildRecipe, build_image
+        from exploreval.suites.terminal._image import build_image
+        from exploreval.suites.terminal._image_recipe import BuildRecipe
 
         recipe = BuildRecipe(**image.model_dump())
         return await self.shared.aget(("terminal-image", image.model_dump_json()),

@@ -335,3 +335,17 @@ def enforce_cap(keep: Path | None = None) -> list[CacheEntry]:
         return []
     removed, _ = prune(max_bytes=cap, keep=keep)
     return removed
+
+
+def lock_exclusive(path: Path) -> int:
+    """An exclusive ``flock`` on ``path`` (created): one build of an image at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def unlock(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)

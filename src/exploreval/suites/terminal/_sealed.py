@@ -370,7 +370,8 @@ def verification_tools_env(
     live) and, for Terminal-Bench tasks, the provisioned uv on ``PATH``, its pristine cache and
     a fresh venv location (``UV_PROJECT_ENVIRONMENT``); with a network, the host's certificate
     authorities."""
-    from exploreval.suites.terminal._image import UV_CACHE, trust_env
+    from exploreval.suites.terminal._host_settings import trust_env
+    from exploreval.suites.terminal._image_recipe import UV_CACHE
 
     env = dict(task_env)
     path = env.get("PATH", VERIFY_PATH)

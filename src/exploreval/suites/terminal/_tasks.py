@@ -345,7 +345,7 @@ def _image_task(
 
 def _check_image(recipe: ImageRecipe) -> tuple[str, list[str]]:
     """(the image's working directory, load notes); refusals raise TaskFormatError."""
-    from exploreval.suites.terminal._image import BuildRecipe, check_recipe, static_workdir
+    from exploreval.suites.terminal._image_recipe import BuildRecipe, check_recipe, static_workdir
 
     build = BuildRecipe(**recipe.model_dump())
     df, bases, notes = check_recipe(build)

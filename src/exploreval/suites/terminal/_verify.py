@@ -468,9 +468,9 @@ async def verify(
 
 
 def _test_time_host(output: str, tests_dir: Path | None) -> str | None:
-    """A host the failed tests fetch from (``._image.unreachable_at_test_time``), the test
+    """A host the failed tests fetch from (``._reachability.unreachable_at_test_time``), the test
     files read for hosts they name."""
-    from exploreval.suites.terminal._image import unreachable_at_test_time
+    from exploreval.suites.terminal._reachability import unreachable_at_test_time
 
     sources: list[str] = []
     if tests_dir is not None and tests_dir.is_dir():

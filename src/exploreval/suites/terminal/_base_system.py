@@ -1,0 +1,235 @@
+"""Base systems: the Debian or Ubuntu root a Dockerfile's ``FROM`` maps to (:mod:`._bases`).
+
+Built once per (release, packages) with ``mmdebstrap --variant=minbase`` from the host's apt
+mirror (Ubuntu: ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive, its keyring checked against a
+pinned hash), with the conventions an image from Docker Hub has (apt's sandbox user, locales,
+``/etc/hosts``...), and kept in the image cache beside the images built over it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from exploreval.suites.terminal._bases import Base
+from exploreval.suites.terminal._host_settings import (
+    _host_apt_options,
+    _host_pip_config,
+    _mirror,
+    host_cas,
+)
+from exploreval.suites.terminal._image_cache import (
+    images_root,
+    lock_exclusive,
+    unlock,
+)
+from exploreval.suites.terminal._image_recipe import (
+    _BUILD_PATH,
+    BUILDER_VERSION,
+    PYTEST_VERSION,
+    UV_VERSION,
+    ImageBuildError,
+    _Log,
+)
+from exploreval.suites.terminal._reachability import unreachable_host
+from exploreval.suites.terminal._root_run import run_in_root
+from exploreval.suites.terminal._test_tools import provision_test_tools
+
+#: The Ubuntu archive keyring, checked against this hash before it is trusted.
+UBUNTU_KEYRING = (
+    "pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb",
+    "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8",
+)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a build tree (files owned by any uid, possibly read-only dirs)."""
+    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
+
+
+def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> Path:
+    """The base system's root file system, built once per (release, packages, test tools).
+
+    ``tools``: Terminal-Bench's test tools are provisioned here, before the task's Dockerfile
+    runs (a task may break the network or DNS of its image on purpose)."""
+    root = images_root() / "bases"
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                BUILDER_VERSION,
+                base.key,
+                _mirror(base),
+                _host_apt_options(),
+                [p.read_text(errors="replace") for p in host_cas()],
+                [UV_VERSION, PYTEST_VERSION] if tools else None,
+            ]
+        ).encode()
+    ).hexdigest()[:16]
+    target = root / f"{base.distro}-{base.release}-{key}"
+    from exploreval.suites.terminal._image_cache import hold
+
+    if (target / ".complete").is_file():
+        hold(target)
+        if (target / ".complete").is_file():
+            return target / "rootfs"
+    lock = lock_exclusive(root / "locks" / f"{target.name}.lock")
+    try:
+        if (target / ".complete").is_file():
+            hold(target)
+            return target / "rootfs"
+        _remove_tree(target)
+        (target).mkdir(parents=True)
+        argv = [
+            "mmdebstrap", "--variant=minbase", f"--include={','.join(base.packages)}",
+            "--components=main" + (",universe" if base.distro == "ubuntu" else ""),
+        ]  # fmt: skip
+        for option in _host_apt_options():
+            argv.append(f"--aptopt={option}")
+        if base.distro == "ubuntu":
+            argv.append(f"--keyring={_ubuntu_keyring()}")
+        argv += [base.release, str(target / "rootfs"), *_sources(base)]
+        if log is not None:
+            log.write(f"$ {' '.join(shlex.quote(a) for a in argv)}\n")
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-25:])
+            raise ImageBuildError(
+                f"building the base system {base.distro} {base.release} with mmdebstrap failed "
+                f"(exit {done.returncode}):\n{tail}",
+                unreachable=unreachable_host(done.stdout + done.stderr),
+            )
+        _base_conventions(target / "rootfs", base)
+        if tools:
+            provision_test_tools(target / "rootfs", target, log)
+        (target / ".complete").write_text(base.note + "\n")
+        hold(target)
+        return target / "rootfs"
+    finally:
+        unlock(lock)
+
+
+#: apt's download directories, which it hands to its ``_apt`` user.
+APT_PARTIAL_DIRS = ("var/cache/apt/archives/partial", "var/lib/apt/lists/partial")
+
+
+def single_uid_apt(rootfs: Path) -> None:
+    """Let apt work where the root has one uid. A Docker container's root runs apt, which drops
+    to its ``_apt`` user (uid 42) to download; a sandbox maps one uid, so that switch fails
+    (``setgroups``, ``seteuid 42``) and ``_apt``'s 0700 download directories are unreachable:
+    a test script's ``apt-get install`` failed. apt is told to stay root
+    (``APT::Sandbox::User "root"``) and its download directories are root's, so installing
+    works as in the container, minus the privilege drop."""
+    conf = rootfs / "etc/apt/apt.conf.d/99exploreval-one-uid"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text('// exploreval: the sandbox has one uid; apt cannot switch to _apt\n'
+                    'APT::Sandbox::User "root";\n')  # fmt: skip
+    for rel in APT_PARTIAL_DIRS:
+        with contextlib.suppress(OSError):
+            os.chown(rootfs / rel, 0, 0)
+
+
+def _base_conventions(rootfs: Path, base: Base) -> None:
+    """What the official images have that a minbase lacks: ``python``/``pip`` on PATH and pip
+    allowed to install system-wide (python: images); and the host's apt options, pip index and
+    locally trusted certificate authorities."""
+    cas = host_cas()
+    if cas:
+        target = rootfs / "usr/local/share/ca-certificates/exploreval-host"
+        target.mkdir(parents=True, exist_ok=True)
+        for i, ca in enumerate(cas):
+            shutil.copy2(ca, target / f"{i}-{ca.name}")
+        run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": _BUILD_PATH}, binds=[],
+                    network=False, what="trusting the host's certificate authorities", log=None,
+                    scratch=rootfs.parent, timeout=300)  # fmt: skip
+    conf = rootfs / "etc/apt/apt.conf.d/99exploreval-host"
+    options = _host_apt_options()
+    if options:
+        conf.write_text("".join(f"{o};\n" for o in options))
+    single_uid_apt(rootfs)
+    pip_lines = _host_pip_config()
+    if pip_lines:
+        (rootfs / "etc/pip.conf").write_text("[global]\n" + "\n".join(pip_lines) + "\n")
+    if base.workdir:
+        (rootfs / base.workdir.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    if base.python:
+        for marker in rootfs.glob("usr/lib/python3*/EXTERNALLY-MANAGED"):
+            marker.unlink()
+        # The official images' layout: pip (and, to 3.11, setuptools and wheel) installed in
+        # /usr/local/lib/pythonX.Y/site-packages, ``pip`` and ``python`` in /usr/local/bin.
+        # Debian's own pip wheels bootstrap it offline; the apt copy is then removed.
+        version = base.python
+        extra = " setuptools wheel" if tuple(map(int, version.split("."))) <= (3, 11) else ""
+        script = "\n".join([
+            "set -e",
+            f"site=/usr/local/lib/python{version}",
+            'mkdir -p "$site/dist-packages"',
+            '[ -e "$site/site-packages" ] || ln -s dist-packages "$site/site-packages"',
+            # --break-system-packages exists where pip enforces EXTERNALLY-MANAGED (pip 23+)
+            "flag=; python3 -m pip install --help | grep -q break-system-packages && "
+            "flag=--break-system-packages",
+            "python3 -m pip install --quiet $flag --ignore-installed --no-index "
+            f"--find-links /usr/share/python-wheels pip{extra}",
+            # and what apt's pip pulled in (python3-wheel, setuptools...): the official images'
+            # Python has no Debian modules for pip to trip over when it upgrades one
+            "apt-get purge -y -qq --autoremove python3-pip >/dev/null",
+            "ln -sf /usr/bin/python3 /usr/local/bin/python",
+            "[ -e /usr/local/bin/pip ] || ln -s pip3 /usr/local/bin/pip",
+            "python -m pip --version",
+        ])  # fmt: skip
+        run_in_root(rootfs, ["/bin/sh", "-c", script],
+                    env={"PATH": _BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"},
+                    binds=[], network=False, what=f"setting up {base.note}", log=None,
+                    scratch=rootfs.parent, timeout=600)  # fmt: skip
+
+
+def _sources(base: Base) -> list[str]:
+    """The image's apt sources, as Docker's official images have them: the release, its updates
+    and its security pocket."""
+    mirror = _mirror(base)
+    if base.distro == "ubuntu":
+        components = "main universe"
+        security = mirror
+    else:
+        components = "main"
+        security = os.environ.get("EXPLOREVAL_DEBIAN_SECURITY_MIRROR") or mirror.replace(
+            "/debian", "/debian-security"
+        )
+    lines = [f"deb {mirror} {base.release} {components}",
+             f"deb {mirror} {base.release}-updates {components}",
+             f"deb {security} {base.release}-security {components}"]  # fmt: skip
+    return lines
+
+
+def _ubuntu_keyring() -> Path:
+    target = images_root() / "keyrings" / "ubuntu-archive-keyring.gpg"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pool, sha = UBUNTU_KEYRING
+    url = f"{os.environ.get('EXPLOREVAL_UBUNTU_MIRROR', 'http://archive.ubuntu.com/ubuntu')}/{pool}"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - pinned hash
+            data = response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        raise ImageBuildError(
+            f"the Ubuntu keyring could not be downloaded from {url}: {exc}",
+            unreachable=urllib.parse.urlparse(url).hostname,
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise ImageBuildError(f"the Ubuntu keyring from {url} does not match its pinned hash")
+    with tempfile.TemporaryDirectory() as tmp:
+        deb = Path(tmp) / "keyring.deb"
+        deb.write_bytes(data)
+        subprocess.run(["dpkg-deb", "-x", str(deb), tmp], check=True)
+        shutil.copy2(Path(tmp) / "usr/share/keyrings/ubuntu-archive-keyring.gpg", target)
+    return target

@@ -1,0 +1,125 @@
+"""Terminal-Bench's test tools, put in an image before its Dockerfile runs.
+
+``setup-uv-pytest.sh`` downloads uv from astral.sh, which a sandbox may not reach: uv (from the
+package index) goes to ``/root/.local/bin`` as Astral's installer would put it, and a uv cache
+holding pytest at ``/opt/exploreval-uv-cache``, so the script works offline as it would online.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from exploreval.suites.terminal._host_settings import (
+    trust_env,
+)
+from exploreval.suites.terminal._image_cache import (
+    images_root,
+)
+from exploreval.suites.terminal._image_recipe import (
+    _BUILD_PATH,
+    PYCACHE_MIRROR,
+    PYTEST_VERSION,
+    UV_CACHE,
+    UV_VERSION,
+    ImageBuildError,
+    _Log,
+)
+from exploreval.suites.terminal._reachability import unreachable_host
+from exploreval.suites.terminal._root_run import run_in_root
+
+
+def fetch_uv(version: str = UV_VERSION) -> Path:
+    """The uv binary of ``version`` (and uvx), from the package index, cached."""
+    target = images_root() / "tools" / f"uv-{version}"
+    if (target / "uv").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+             "--platform", "manylinux_2_17_x86_64", "--python-version", "3.11",
+             f"uv=={version}", "-d", tmp],  # fmt: skip
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        wheels = list(Path(tmp).glob("uv-*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise ImageBuildError(
+                f"uv {version} could not be downloaded from the package index: "
+                f"{done.stderr.strip()[-500:]}",
+                unreachable=unreachable_host(done.stderr),
+            )
+        out = Path(tmp) / "out"
+        out.mkdir()
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for name in wheel.namelist():
+                base = name.rsplit("/", 1)[-1]
+                if ".data/scripts/" in name and base in ("uv", "uvx"):
+                    (out / base).write_bytes(wheel.read(name))
+                    (out / base).chmod(0o755)
+        if not (out / "uv").is_file():
+            raise ImageBuildError(f"the uv {version} wheel holds no uv binary")
+        with contextlib.suppress(OSError):
+            os.rename(out, target)
+    return target
+
+
+def mirror_pycache(rootfs: Path) -> int:
+    """Hard-link every ``__pycache__/*.pyc`` of the built image into :data:`PYCACHE_MIRROR`, laid
+    out as Python's ``PYTHONPYCACHEPREFIX`` expects (``<prefix>/<source dir>/<name>.pyc``).
+    Python checks each against its source's mtime and size, so a source the agent later changes
+    is compiled afresh. Returns how many files were mirrored."""
+    mirror = rootfs / PYCACHE_MIRROR.lstrip("/")
+    skip = {rootfs / d for d in ("proc", "sys", "dev", "tmp")} | {mirror}
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(rootfs):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames
+                       if here / d not in skip and not os.path.islink(here / d)]  # fmt: skip
+        if here.name != "__pycache__":
+            continue
+        source_dir = here.parent.relative_to(rootfs)
+        for name in filenames:
+            if not name.endswith(".pyc") or os.path.islink(here / name):
+                continue
+            target = mirror / source_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.link(here / name, target)
+                count += 1
+    if mirror.is_dir():
+        for dirpath, _dirs, _files in os.walk(mirror):
+            os.chmod(dirpath, 0o755)
+    return count
+
+
+def provision_test_tools(rootfs: Path, scratch: Path, log: _Log | None) -> None:
+    """Terminal-Bench's test tools: uv where Astral's installer puts it (with its ``env`` file)
+    and a uv cache holding pytest, so its setup-uv-pytest.sh works without downloading uv."""
+    uv = fetch_uv()
+    script = "\n".join([
+        "set -e",
+        "mkdir -p /root/.local/bin",
+        "cp /.exploreval-uv/uv /.exploreval-uv/uvx /root/.local/bin/",
+        "cat > /root/.local/bin/env <<'EOF'",
+        "#!/bin/sh",
+        "# uv's installer puts this here: it adds uv to PATH",
+        'case ":${PATH}:" in *:"$HOME/.local/bin":*) ;; *) export PATH="$HOME/.local/bin:$PATH" ;; esac',
+        'case ":${PATH}:" in *:"/root/.local/bin":*) ;; *) export PATH="/root/.local/bin:$PATH" ;; esac',
+        "EOF",
+        f"mkdir -p {UV_CACHE}",
+        "work=$(mktemp -d) && cd $work",
+        f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv init --quiet --no-workspace . >/dev/null",
+        f"UV_CACHE_DIR={UV_CACHE} /root/.local/bin/uv add --quiet pytest=={PYTEST_VERSION}",
+        "cd / && rm -rf $work",
+        f"chmod -R a+rX {UV_CACHE}",
+    ])  # fmt: skip
+    env = {"PATH": _BUILD_PATH, "HOME": "/root", **trust_env()}
+    run_in_root(rootfs, ["/bin/sh", "-c", script], env=env, binds=[(uv, "/.exploreval-uv")],
+                network=True, what="provisioning the test tools (uv, pytest)", log=log,
+                scratch=scratch, timeout=900)  # fmt: skip
