@@ -180,7 +180,8 @@ async def start_times(task_dir: Path, n: int = 15) -> list[float]:
     """Seconds to start a sandbox from a cached image (start -> first prompt), n times."""
     from exploreval.suites.terminal._image import build_image
     from exploreval.suites.terminal._image_recipe import BuildRecipe
-    from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+    from exploreval.suites.terminal._sandbox import Sandbox
+    from exploreval.suites.terminal._sandbox_config import SandboxConfig
     from exploreval.suites.terminal._tasks import load_task
 
     task = load_task(task_dir, image="build")

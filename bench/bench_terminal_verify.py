@@ -25,7 +25,8 @@ FIXTURES = Path(__file__).parents[1] / "tests" / "fixtures" / "terminal" / "seal
 async def run_task(task_dir: Path, runs: int) -> None:
     from exploreval.suites.terminal._image import build_image
     from exploreval.suites.terminal._image_recipe import BuildRecipe
-    from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+    from exploreval.suites.terminal._sandbox import Sandbox
+    from exploreval.suites.terminal._sandbox_config import SandboxConfig
     from exploreval.suites.terminal._tasks import load_task
     from exploreval.suites.terminal._verify import verify
 

@@ -76,7 +76,7 @@ def main() -> None:
         clock[0] = now
         sampler.phase = phase
 
-    concat = _score._concat
+    concat = _score.concat_frames
     joined: list[bool] = []
 
     def traced_concat(frames: Any) -> Any:
@@ -85,14 +85,14 @@ def main() -> None:
             enter("rows")
         return concat(frames)
 
-    _score._concat = traced_concat
+    _score.concat_frames = traced_concat
     from exploreval.core import gc_paused
 
     index_done: list[Any] = []
 
     def on_rows(table: Any, error_table: Any) -> None:
         enter("results")
-        _score._write_table(_score._all_rows(table, error_table), run.results_path)
+        _score.write_table(_score._all_rows(table, error_table), run.results_path)
         index_done.append(_score.start_viewer_index(run, len(latest.offsets)))
         enter("reduce")
 
@@ -104,7 +104,7 @@ def main() -> None:
         enter("tables")
         run.tables_dir.mkdir(exist_ok=True)
         for name, table in result.tables.items():
-            _score._write_table(table, run.tables_dir / f"{name}.parquet")
+            _score.write_table(table, run.tables_dir / f"{name}.parquet")
         enter("index")
         problem = index_done[0]()
         enter("end")

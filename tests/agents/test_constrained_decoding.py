@@ -140,12 +140,9 @@ def test_the_embedded_model_gets_a_max_tokens_when_the_agent_sets_none() -> None
 
 def _json_harnesses() -> list[tuple[str, Any, dict[str, Any], dict[str, Any]]]:
     from exploreval.suites.task2quiz._harness import Task2QuizHarness
-    from exploreval.suites.terminal._harness import (
-        SWEAgentHarness,
-        TerminalUseHarness,
-        Terminus1Harness,
-        Terminus2Harness,
-    )
+    from exploreval.suites.terminal._harness import TerminalUseHarness
+    from exploreval.suites.terminal._swe_agent import SWEAgentHarness
+    from exploreval.suites.terminal._terminus import Terminus1Harness, Terminus2Harness
 
     quiz = {"phase": "quiz", "question": {"text": "Is the box locked?", "choices": ["yes", "no"]}}
     return [
@@ -181,7 +178,7 @@ def test_a_reply_that_satisfies_the_schema_is_a_valid_action(name: str) -> None:
 def test_the_swe_agent_schema_gives_each_tool_its_own_arguments() -> None:
     """With ``arguments: {"type": "object"}`` the embedded model wrote ``{"command_list": [1]}``
     for bash 10 times in 10: the schema now admits only the tools' own argument shapes."""
-    from exploreval.suites.terminal._harness import SWEAgentHarness
+    from exploreval.suites.terminal._swe_agent import SWEAgentHarness
 
     schema = SWEAgentHarness().constraint("", {}).json_schema  # type: ignore[union-attr]
     for wrong in ({"name": "bash", "arguments": {"command_list": [1]}},

@@ -24,7 +24,8 @@ from exploreval.analysis import (
 from exploreval.cli import app
 from exploreval.cli._report import rich_table
 from exploreval.report import ReportEntry, merge_identical_series, wilson_interval
-from exploreval.report._tide import constant_columns, tide_report
+from exploreval.report._tide import tide_report
+from exploreval.report._tide_frames import constant_columns
 from exploreval.runner import run_experiment, spec_from_dict
 from exploreval.store import LazyRecords, RunDir
 from exploreval.suites.grid._explore_exploit_report import log_fit

@@ -274,12 +274,12 @@ def test_the_errors_section_from_the_step_columns_equals_it_from_the_records(
 ) -> None:
     """Invalid actions counted by one query over the step columns, each with its first
     episode, say what counting them in the records says."""
-    from exploreval.analysis._build import _invalid_actions, errors_section
+    from exploreval.analysis._errors_section import errors_section, invalid_action_rows
 
     run = runs[name]
     streamed = score_run(run, write=False)
     held = score_records(list(run.latest_records().values()), run.read_manifest().run_id)
-    invalid = _invalid_actions([run], [(run.read_manifest(), streamed)])
+    invalid = invalid_action_rows([run], [(run.read_manifest(), streamed)])
     assert invalid is not None
     from_columns = errors_section(streamed.errors, streamed.records, invalid=invalid)
     from_records = errors_section(held.errors, held.records)
@@ -289,7 +289,7 @@ def test_the_errors_section_from_the_step_columns_equals_it_from_the_records(
 def test_the_spill_gives_back_each_key_in_order_once_and_a_copy_reads_the_same_file() -> None:
     import pickle
 
-    with _score._Spill() as spill:
+    with _score.Spill() as spill:
         for index in range(5):
             spill.put("rows" if index % 2 else "list:x", pickle.dumps([index, "v" * index]))
         spill.flush()

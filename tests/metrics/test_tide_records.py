@@ -32,7 +32,7 @@ from exploreval.metrics.tide import (
     tide_run_tables,
 )
 from exploreval.models import ScriptedModel
-from exploreval.report._tide import (
+from exploreval.report._tide_frames import (
     RADAR_BASELINE,
     RADAR_CEILING,
     normalise_for_radar,
@@ -400,7 +400,7 @@ def test_the_report_draws_the_radar_only_where_three_agents_make_it_mean_somethi
     """Figures 6/9 have a view (issue 44): drawn for an environment with 3+ agents; with two,
     min-max scaling makes them best and worst whatever their distance, and the report says
     why there is no radar instead of drawing one."""
-    from exploreval.report._tide import _radar_part
+    from exploreval.report._tide_plots import radar_part as _radar_part
 
     three = pd.DataFrame({"env_id": ["e"] * 3, "preset": ["-"] * 3, "agent": ["a", "b", "c"],
                           "auv": [0.1, 0.5, 0.3], "loop_ratio": [0.5, 0.0, 0.2]})  # fmt: skip
@@ -566,7 +566,7 @@ def test_progress_on_budget_fractions_is_one_interp_per_trajectory_to_the_bit(
 def test_table4_pairs_where_success_rate_and_auv_disagree_paper_rows() -> None:
     """TIDE Table 4 from the paper's own FrozenLake and Sudoku numbers (SR %, AUV %): each
     listed pair comes out, in the paper's direction only, and nothing else of those models."""
-    from exploreval.report._tide import sr_auv_pairs
+    from exploreval.report._tide_frames import sr_auv_pairs
 
     models = {
         "exploreval/FrozenLake-v0": {"Gemini 2.5 Flash": (97.0, 70.7), "DeepSeek-V3.2": (97.0, 73.1),
@@ -641,7 +641,8 @@ def test_recall_lag_table_counts_every_event_by_outcome(
 
 
 def test_the_report_draws_figure7_from_the_run(tmp_path: Path) -> None:
-    from exploreval.report._tide import recall_lag_summary, tide_report
+    from exploreval.report._tide import tide_report
+    from exploreval.report._tide_frames import recall_lag_summary
 
     records = [_recall_record([1, 1, 2], True, 0), _recall_record([1, 2], True, 1)]
     records += [_recall_record([3, 7], False, 2), _recall_record([1, 8, 9], False, 3)]

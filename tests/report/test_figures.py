@@ -230,7 +230,7 @@ def test_long_tide_panel_titles_stay_inside_the_figure(tmp_path: Path) -> None:
     import matplotlib
     import pandas as pd
 
-    from exploreval.report._tide import plot_lr_vs_auv, plot_success_curves
+    from exploreval.report._tide_plots import plot_lr_vs_auv, plot_success_curves
 
     panels = [
         ("exploreval/GridDAG-v0", "explore-low/dag-small", "-"),

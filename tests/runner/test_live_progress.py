@@ -48,9 +48,9 @@ def test_no_eta_until_the_rate_means_something() -> None:
 
     from rich.progress import Progress, ProgressSample, TimeRemainingColumn
 
-    from exploreval.cli._app import _eta_column
+    from exploreval.cli._run_output import eta_column
 
-    column, plain = _eta_column(), TimeRemainingColumn()
+    column, plain = eta_column(), TimeRemainingColumn()
     with Progress(column, disable=True) as progress:
         task_id = progress.add_task("episodes", total=10, completed=5, eta_ready=False)
         task = progress.tasks[task_id]

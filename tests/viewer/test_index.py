@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from exploreval.store import RunDir
 from exploreval.viewer import INDEX_DIR, EpisodeIndex, load_index
-from exploreval.viewer._index import _OFFSETS
+from exploreval.viewer._index import OFFSETS_FILE
 
 
 @pytest.fixture(params=["log", "columns"])
@@ -143,7 +143,7 @@ def test_a_fresh_cache_is_used_without_reading_the_rows(run: Path) -> None:
     assert cached.read_record(2) == built.read_record(2)  # offsets.bin only
     assert not cached.rows_loaded
     # a broken offsets file is a clear error naming what to delete
-    (run / INDEX_DIR / _OFFSETS).write_bytes(b"\0" * 8)
+    (run / INDEX_DIR / OFFSETS_FILE).write_bytes(b"\0" * 8)
     broken = load_index(run)
     with pytest.raises(Exception, match="delete .*viewer_index"):
         broken.read_record(0)
@@ -210,13 +210,14 @@ def test_metric_columns_kept_as_text_write_what_the_values_would(run: Path) -> N
     import pandas as pd
 
     from exploreval.analysis import score_run
-    from exploreval.viewer._index import _LIST, _RawJson, _round, data_script
+    from exploreval.viewer._episode_index import RawJson, data_script, round_value
+    from exploreval.viewer._index import LIST_FILE
 
     score_run(RunDir(run))  # results.parquet, so there are metrics
     shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
     fresh = load_index(run)
-    assert fresh.metrics and all(isinstance(v, _RawJson) for v in fresh.metrics.values())
-    written = (run / INDEX_DIR / _LIST).read_bytes()
+    assert fresh.metrics and all(isinstance(v, RawJson) for v in fresh.metrics.values())
+    written = (run / INDEX_DIR / LIST_FILE).read_bytes()
     assert written == data_script(None, fresh.client_payload())
     again = opened(run)  # rows read back from rows.json: plain lists
     assert all(isinstance(v, list) for v in again.metrics.values())
@@ -224,7 +225,7 @@ def test_metric_columns_kept_as_text_write_what_the_values_would(run: Path) -> N
     results = pd.read_parquet(run / "results.parquet").set_index("episode_id")
     for row, episode in enumerate(again.columns["id"]):
         expected = results.loc[episode, "coverage"] if episode in results.index else None
-        assert again.metrics["coverage"][row] == _round(expected)
+        assert again.metrics["coverage"][row] == round_value(expected)
 
 
 _json_values = st.recursive(
@@ -246,9 +247,9 @@ _json_values = st.recursive(
 def test_the_index_writes_the_json_values_json_dumps_would(value: object) -> None:
     """The list's columns are written by orjson, falling back to ``json.dumps``: the text may
     spell a number differently, never a different value."""
-    from exploreval.viewer._index import _compact_json
+    from exploreval.viewer._episode_index import compact_json
 
-    text = _compact_json(value)
+    text = compact_json(value)
     assert json.loads(text) == value
     assert "\n" not in text  # one line: a newline in a string is escaped
 
@@ -259,7 +260,7 @@ def test_agent_text_in_the_list_script_is_data_never_script(names: list[str]) ->
     """Agent names, ids and issues reach the page inside ``EXV.receive(...)``: whatever they
     hold (U+2028/9, quotes, ``</script>``, backslashes), the script carries them as one JSON
     value, with the two JavaScript line separators escaped."""
-    from exploreval.viewer._index import data_script
+    from exploreval.viewer._episode_index import data_script
 
     hostile = [*names, "</script><script>alert(1)</script>", 'a"b\\c', "x\u2028y\u2029z"]
     script = data_script(None, {"columns": {"agent": hostile}}).decode()
@@ -282,16 +283,17 @@ def test_the_list_holds_metric_names_and_each_metric_is_its_own_script(run: Path
     import pandas as pd
 
     from exploreval.analysis import score_run
-    from exploreval.viewer._index import _LIST, _METRICS_DIR, _round
+    from exploreval.viewer._episode_index import METRICS_DIR, round_value
+    from exploreval.viewer._index import LIST_FILE
 
     score_run(RunDir(run))
     shutil.rmtree(run / INDEX_DIR, ignore_errors=True)
     built = load_index(run)
-    listed = _script_data((run / INDEX_DIR / _LIST).read_bytes())
+    listed = _script_data((run / INDEX_DIR / LIST_FILE).read_bytes())
     assert isinstance(listed, dict) and "metrics" not in listed
     names = listed["metric_names"]
     assert names == built.metric_names() and "coverage" in names
-    assert len(list((run / INDEX_DIR / _METRICS_DIR).glob("*.js"))) == len(names)
+    assert len(list((run / INDEX_DIR / METRICS_DIR).glob("*.js"))) == len(names)
     results = pd.read_parquet(run / "results.parquet").set_index("episode_id")
     lazy = load_index(run)
     assert not lazy.rows_loaded and lazy.metric_names() == names
@@ -304,7 +306,7 @@ def test_the_list_holds_metric_names_and_each_metric_is_its_own_script(run: Path
         if name in results.columns:
             for row, episode in enumerate(built.columns["id"]):
                 expected = results.loc[episode, name] if episode in results.index else None
-                assert data["values"][row] == _round(expected)
+                assert data["values"][row] == round_value(expected)
     assert not lazy.rows_loaded  # every metric came from its cached script
     with pytest.raises(IndexError, match=f"no metric {len(names)}"):
         lazy.metric_script(len(names))
@@ -322,18 +324,19 @@ def test_a_missing_metric_script_or_an_old_cache_rebuilds_the_index(run: Path) -
     own scripts (schema 1: the values inside list.js), is not served as fresh: it is rebuilt,
     and a metric gone from results.parquet leaves no script behind."""
     from exploreval.analysis import score_run
-    from exploreval.viewer._index import _META, _METRICS_DIR
+    from exploreval.viewer._episode_index import METRICS_DIR
+    from exploreval.viewer._index import META_FILE
 
     score_run(RunDir(run))
     load_index(run)
-    metrics = run / INDEX_DIR / _METRICS_DIR
+    metrics = run / INDEX_DIR / METRICS_DIR
     (metrics / "0.js").unlink()
     assert _fresh(run) is False
     load_index(run)
     assert (metrics / "0.js").exists() and _fresh(run)
-    meta = json.loads((run / INDEX_DIR / _META).read_text())
+    meta = json.loads((run / INDEX_DIR / META_FILE).read_text())
     meta["schema_version"] = 1
-    (run / INDEX_DIR / _META).write_text(json.dumps(meta))
+    (run / INDEX_DIR / META_FILE).write_text(json.dumps(meta))
     assert _fresh(run) is False
     (run / "results.parquet").unlink()
     assert load_index(run).metric_names() == []
@@ -386,7 +389,7 @@ def test_retried_episodes_keep_the_store_s_record_whatever_the_order(
 def test_a_metric_script_s_name_is_read_back_whatever_it_holds(name: str) -> None:
     """The server checks a saved metric script's name before serving it: any name (quotes,
     ``</script>``, U+2028, astral characters) reads back as written."""
-    from exploreval.viewer._index import _metric_payload, _script_metric_name, data_script
+    from exploreval.viewer._episode_index import data_script, metric_payload, script_metric_name
 
-    assert _script_metric_name(data_script(None, _metric_payload(name, [1, None]))) == name
-    assert _script_metric_name(data_script(None, {"values": [1]})) is None
+    assert script_metric_name(data_script(None, metric_payload(name, [1, None]))) == name
+    assert script_metric_name(data_script(None, {"values": [1]})) is None

@@ -12,7 +12,6 @@ from exploreval.analysis._build import (
     group_keys,
     headline_lines,
     headline_table,
-    markdown_table,
     metric_ci_table,
     run_labels,
     summary_table,
@@ -31,6 +30,7 @@ from exploreval.analysis._compare import (
     sign_test_p,
 )
 from exploreval.analysis._html import markdown_to_html, render_html
+from exploreval.analysis._judged import write_judged_tables
 from exploreval.analysis._mapcache import ScoreCacheWarning, score_cache_root
 from exploreval.analysis._score import (
     ScoreProgress,
@@ -40,9 +40,9 @@ from exploreval.analysis._score import (
     results_table,
     score_records,
     score_run,
-    write_judged_tables,
 )
 from exploreval.analysis._stats import bootstrap_mean_ci
+from exploreval.analysis._tables import markdown_table
 
 __all__ = [
     "comparison_frame",

@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from exploreval.analysis._judged import read_judged, write_table
 from exploreval.analysis._mapcache import ENV_VAR as CACHE_ENV_VAR
 from exploreval.analysis._mapcache import MapCache, ScoreCacheWarning
+from exploreval.analysis._spill import (
+    SPILL_ERRORS,
+    SPILL_FRAME,
+    SPILL_LIST,
+    SPILL_ROWS,
+    LatestEpisodes,
+    Spill,
+    concat_frames,
+    reduce_groups,
+    reduce_spilled,
+    reduce_spilled_by_metric,
+    run_keys,
+    valid_only,
+)
 from exploreval.core import EpisodeRecord, bound_process_pool, gc_paused
 from exploreval.metrics import condition_label, episode_metrics, run_metrics
 from exploreval.store import (
@@ -175,7 +189,7 @@ def _metric_modules(entries: Any, labels: Any) -> list[str]:
 
 
 def _cached_result(
-    run: RunDir, stamp: dict[str, Any], latest: _Latest, run_id: str
+    run: RunDir, stamp: dict[str, Any], latest: LatestEpisodes, run_id: str
 ) -> ScoreResult | None:
     """The stored results table and run tables when they were computed from exactly this log by
     exactly these metrics (``score_stamp``); None otherwise."""
@@ -203,7 +217,7 @@ def _cached_result(
         for i in meta.get("invalid", [])
         if (int(i["line"]), str(i["message"])) not in column_issues
     ]
-    records = _valid_only(latest.ok, invalid, latest)
+    records = valid_only(latest.ok, invalid, latest)
     if len(table) != len(records):
         return None
     return ScoreResult(
@@ -268,7 +282,7 @@ def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) 
             return
         try:
             (run.tables_dir / SCORE_META).unlink(missing_ok=True)  # stale until rewritten
-            _write_table(_all_rows(table, error_table), run.results_path)
+            write_table(_all_rows(table, error_table), run.results_path)
         except OSError as exc:
             raise describe_os_error("write results to", run.path, exc) from exc
         index_done = start_viewer_index(run, len(latest.offsets))
@@ -278,7 +292,7 @@ def _score_run(run: RunDir, write: bool, progress: ScoreProgress | None = None) 
     )
     result.stored = write or cached is not None
     result.issues = [*latest.issues, *result.issues]
-    for name, table in _read_judged(run).items():
+    for name, table in read_judged(run).items():
         result.tables.setdefault(name, table)
     try:
         if write and cached is None:
@@ -303,10 +317,10 @@ def _write_run_tables(run: RunDir, result: ScoreResult, stamp: dict[str, Any], r
 
     try:
         run.tables_dir.mkdir(exist_ok=True)
-        judged = _read_judged(run)
+        judged = read_judged(run)
         for name, table in result.tables.items():
             if name not in judged:
-                _write_table(table, run.tables_dir / f"{name}.parquet")
+                write_table(table, run.tables_dir / f"{name}.parquet")
         if stamp == score_stamp(run, run_id):
             meta = {
                 "stamp": stamp,
@@ -361,39 +375,10 @@ def start_viewer_index(run: RunDir, n_episodes: int) -> Callable[[], str | None]
     return done
 
 
-@dataclass
-class _Latest:
-    """Each episode's latest record (the latest ``ok`` one if any), as spans of the log, in the
-    order the episodes first appear (``RunDir.latest_records``' order), from the run's columns."""
-
-    ok: LazyRecords
-    errors: LazyRecords
-    #: offset, length and line of every latest record, ok and errored, in that order (int64).
-    offsets: Any
-    lengths: Any
-    lines: Any
-    issues: list[LogIssue]
-
-    def chunks(self, size: int) -> list[list[tuple[int, int, int]]]:
-        """The spans as (offset, length, line) tuples, ``size`` at a time (one worker task)."""
-        return [
-            list(
-                zip(
-                    self.offsets[i : i + size].tolist(),
-                    self.lengths[i : i + size].tolist(),
-                    self.lines[i : i + size].tolist(),
-                    strict=True,
-                )
-            )
-            for i in range(0, len(self.offsets), size)
-        ]
-
-
-def latest_episodes(run: RunDir, progress: ScoreProgress | None = None) -> _Latest:
+def latest_episodes(run: RunDir, progress: ScoreProgress | None = None) -> LatestEpisodes:
     """Sync the run's columns and read which log spans hold each episode's latest record: one
     small query over the episode table, no record parsed; kept as arrays (a million episodes
     take tens of megabytes). ``progress`` hears the sync as stage ``"columns"`` (bytes)."""
-    import numpy as np
     import pyarrow.compute as pc
 
     columns = RunColumns(run)
@@ -419,7 +404,7 @@ def latest_episodes(run: RunDir, progress: ScoreProgress | None = None) -> _Late
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     families = names[codes] if len(names) else np.empty(len(offsets), dtype=object)
     log = run.episodes_path
-    return _Latest(
+    return LatestEpisodes(
         ok=LazyRecords(log, np.stack([offsets[ok], lengths[ok]], axis=1), families[ok]),
         errors=LazyRecords(log, np.stack([offsets[~ok], lengths[~ok]], axis=1), families[~ok]),
         offsets=offsets,
@@ -454,7 +439,7 @@ RowsHook = Callable[[pd.DataFrame, pd.DataFrame], None]
 
 def score_streamed(
     run: RunDir,
-    latest: _Latest,
+    latest: LatestEpisodes,
     run_id: str,
     on_rows: RowsHook | None = None,
     stamp: dict[str, Any] | None = None,
@@ -462,7 +447,7 @@ def score_streamed(
 ) -> ScoreResult:
     """Score the latest records one at a time (in worker processes on a large run): each
     record gives its results row and its run metrics' summaries and is dropped. Each chunk's
-    rows and summaries go to a spill file as they arrive (``_Spill``), so the map holds nothing
+    rows and summaries go to a spill file as they arrive (``Spill``), so the map holds nothing
     in this process; the run tables are then reduced one metric at a time from the spill
     (``reduce_run_tables``), and the rows are joined when no summary is left in this process.
     Memory holds one metric's summaries, or the rows, never the records (docs/records.md).
@@ -484,7 +469,7 @@ def score_streamed(
     done = chunks_done = chunks_cached = 0
     if progress is not None:
         progress("map", 0, total)
-    with _Spill() as spill:
+    with Spill() as spill:
 
         def take(part: _ChunkScore) -> None:
             for key, payload in part.payloads.items():
@@ -528,7 +513,7 @@ def score_streamed(
                 ScoreCacheWarning,
                 stacklevel=3,
             )
-        valid = _valid_only(latest.ok, issues, latest)
+        valid = valid_only(latest.ok, issues, latest)
         # a run metric registered without a map side gets the records, streamed from the log
         seen = RunPartials()
         seen.families = families
@@ -538,7 +523,7 @@ def score_streamed(
         if not len(valid):
             tables: dict[str, pd.DataFrame] = {}
         elif workers <= 1:
-            tables = _reduce_spilled(spill, legacy)
+            tables = reduce_spilled(spill, legacy)
         else:
             # A large run reduces in a child process, which gives all its memory back when it
             # ends: the summaries are millions of small objects, and what a process frees of
@@ -548,12 +533,12 @@ def score_streamed(
             if len(latest.offsets) <= OVERLAP_UP_TO:
                 # two reduce processes, each a share of the metrics (by spilled bytes), while
                 # the rows are joined and stored here: the reduce is a run's serial tail
-                groups = _reduce_groups(spill, legacy)
+                groups = reduce_groups(spill, legacy)
                 with bound_process_pool(len(groups), "fork") as pool:
                     readers = [spill.copy() for _ in groups]
                     try:
                         reducing = [
-                            pool.submit(_reduce_spilled_by_metric, reader, legacy, group)
+                            pool.submit(reduce_spilled_by_metric, reader, legacy, group)
                             for reader, group in zip(readers, groups, strict=True)
                         ]
                         rows = _joined_rows(spill, on_rows)
@@ -562,11 +547,11 @@ def score_streamed(
                         for reader in readers:
                             reader.close()
                 tables = {}
-                for key in _run_keys():  # the tables in the order one reduce gives them
+                for key in run_keys():  # the tables in the order one reduce gives them
                     tables.update(by_metric.get(key, {}))
             else:
                 with bound_process_pool(1, "fork") as pool, spill.copy() as reader:
-                    tables = pool.submit(_reduce_spilled, reader, legacy).result()
+                    tables = pool.submit(reduce_spilled, reader, legacy).result()
         table, error_table = rows or _joined_rows(spill, on_rows)
     return ScoreResult(
         table=table,
@@ -581,171 +566,18 @@ def score_streamed(
     )
 
 
-def _joined_rows(spill: _Spill, on_rows: RowsHook | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _joined_rows(spill: Spill, on_rows: RowsHook | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows and the errored rows, each joined from the spill, handed to ``on_rows``."""
-    table = _concat(list(spill.take(_ROWS)))
-    error_table = _concat(list(spill.take(_ERRORS)))
+    table = concat_frames(list(spill.take(SPILL_ROWS)))
+    error_table = concat_frames(list(spill.take(SPILL_ERRORS)))
     if on_rows is not None:
         on_rows(table, error_table)
     return table, error_table
 
 
-_ROWS, _ERRORS, _FRAME, _LIST = "rows", "errors", "frame:", "list:"
-
-
-class _Spill:
-    """Pickled chunk results in one scratch file, by key, in the order they were put: what a
-    score's map hands its reduce without holding it (at a million episodes the rows and
-    summaries are gigabytes of Python objects; on disk they are a few hundred megabytes,
-    read back one key at a time and deleted with the scratch directory). Picklable: a copy
-    sent to another process reads the same file."""
-
-    def __init__(self) -> None:
-        from exploreval.core import scratch_dir
-
-        # in this process's scratch root: deleted when the score ends, however it ends (a
-        # score killed mid-map leaves no spill of hundreds of megabytes behind)
-        self._dir: Path | None = scratch_dir("score")
-        self._path = self._dir / "spill.bin"
-        self._file: Any = open(self._path, "w+b")  # noqa: SIM115
-        self._spans: dict[str, list[tuple[int, int]]] = {}
-        self._end = 0
-
-    def __enter__(self) -> _Spill:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the file; the scratch directory goes with the copy that made it."""
-        self._file.close()
-        if self._dir is not None:
-            import shutil
-
-            shutil.rmtree(self._dir, ignore_errors=True)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"path": self._path, "spans": self._spans}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self._dir = None  # the scratch directory stays the sender's to delete
-        self._path, self._spans = state["path"], state["spans"]
-        self._file = open(self._path, "rb")  # noqa: SIM115
-        self._end = 0
-
-    def put(self, key: str, payload: bytes) -> None:
-        """Keep ``payload`` (a pickle) under ``key``."""
-        self._file.seek(self._end)
-        self._file.write(payload)
-        self._spans.setdefault(key, []).append((self._end, len(payload)))
-        self._end += len(payload)
-
-    def flush(self) -> None:
-        self._file.flush()
-
-    def copy(self) -> _Spill:
-        """A reader of what was put so far, for another process (or thread): its keys are its
-        own to take, and what this spill takes meanwhile does not change them."""
-        self._file.flush()
-        copy = _Spill.__new__(_Spill)
-        copy.__setstate__(
-            {"path": self._path, "spans": {k: list(v) for k, v in self._spans.items()}}
-        )
-        return copy
-
-    def summaries(self, key: str) -> tuple[list[pd.DataFrame], list[Any]]:
-        """One run metric's summaries, as ``reduce_run_tables`` takes them: its row chunks,
-        then its other summaries, in log order; the key is then gone."""
-        frames = list(self.take(_FRAME + key))
-        values = [v for chunk in self.take(_LIST + key) for v in chunk]
-        return frames, values
-
-    def release(self) -> None:
-        """Close a copy another process was given (its handle is its own; the directory stays
-        the sender's); the spill that made the directory is left open."""
-        if self._dir is None:
-            self.close()
-
-    def size(self, key: str) -> int:
-        """Bytes put under ``key`` so far."""
-        return sum(length for _, length in self._spans.get(key, ()))
-
-    def take(self, key: str) -> Iterator[Any]:
-        """The objects put under ``key``, unpickled one at a time; the key is then gone."""
-        import pickle
-
-        self._file.flush()
-        for offset, length in self._spans.pop(key, []):
-            self._file.seek(offset)
-            yield pickle.loads(self._file.read(length))
-
-
-def _reduce_spilled(spill: _Spill, records: dict[str, LazyRecords]) -> dict[str, pd.DataFrame]:
-    """Every run table, from the summaries in ``spill``, one metric's at a time."""
-    from exploreval.metrics import reduce_run_tables
-
-    try:
-        return reduce_run_tables(spill.summaries, records)
-    finally:
-        spill.release()
-
-
-def _run_keys() -> list[str]:
-    from exploreval.metrics import run_entries, run_key
-
-    return [run_key(entry) for entry in run_entries()]
-
-
-def _reduce_groups(spill: _Spill, records: dict[str, LazyRecords]) -> list[list[str]]:
-    """The run metrics to reduce, in at most two groups of about equal work: each metric's
-    spilled bytes (largest first, each to the lighter group). A metric that reads records
-    counts as the heaviest."""
-    weights = {key: spill.size(_FRAME + key) + spill.size(_LIST + key) for key in _run_keys()}
-    heaviest = max(weights.values(), default=0)
-    weights.update({key: heaviest + 1 for key in records})
-    present = sorted((key for key in weights if weights[key]), key=lambda k: -weights[k])
-    groups: list[list[str]] = [[], []]
-    loads = [0, 0]
-    for key in present:
-        lighter = loads.index(min(loads))
-        groups[lighter].append(key)
-        loads[lighter] += weights[key]
-    return [group for group in groups if group] or [[]]
-
-
-def _reduce_spilled_by_metric(
-    spill: _Spill, records: dict[str, LazyRecords], keys: Sequence[str]
-) -> dict[str, dict[str, pd.DataFrame]]:
-    """``_reduce_spilled`` of the metrics ``keys`` only, each metric's tables apart."""
-    from exploreval.metrics import reduce_run_tables
-
-    try:
-        return {key: reduce_run_tables(spill.summaries, records, only=(key,)) for key in keys}
-    finally:
-        spill.release()
-
-
-def _valid_only(records: LazyRecords, issues: list[LogIssue], latest: _Latest) -> LazyRecords:
-    """``records`` without those that failed validation while scoring (reported in issues)."""
-    if not issues:
-        return records
-    import numpy as np
-
-    failed = np.isin(latest.lines, np.fromiter((i.line for i in issues), np.int64))
-    return records.without(set(latest.offsets[failed].tolist()))
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-
-
 @dataclass
 class _ChunkScore:
-    """One worker task's results, pickled by key (``_Spill``): the rows, the errored rows, and
+    """One worker task's results, pickled by key (``Spill``): the rows, the errored rows, and
     each run metric's summaries (``frame:<key>`` for row chunks, ``list:<key>`` otherwise)."""
 
     payloads: dict[str, bytes]
@@ -842,68 +674,14 @@ def _score_chunk(
     def pickled(value: Any) -> bytes:
         return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
-    payloads = {_ROWS: pickled(pd.DataFrame(rows)), _ERRORS: pickled(pd.DataFrame(errors))}
+    payloads = {
+        SPILL_ROWS: pickled(pd.DataFrame(rows)),
+        SPILL_ERRORS: pickled(pd.DataFrame(errors)),
+    }
     for key, frames in partials.frames.items():
-        payloads[_FRAME + key] = pickled(
+        payloads[SPILL_FRAME + key] = pickled(
             frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         )
     for key, values in partials.summaries.items():
-        payloads[_LIST + key] = pickled(values)
+        payloads[SPILL_LIST + key] = pickled(values)
     return _ChunkScore(payloads, partials.families, issues)
-
-
-#: Tables a model computed (``score --judge-model``), under ``tables/judged/``: kept apart from
-#: the pure tables, which ``score`` rewrites; read back by every later score and report.
-JUDGED_DIR = "judged"
-
-
-def judged_tables_dir(run: RunDir) -> Path:
-    return run.tables_dir / JUDGED_DIR
-
-
-def write_judged_tables(run: RunDir, tables: dict[str, pd.DataFrame]) -> list[Path]:
-    """Store judged tables (atomically, one parquet each) where later scores find them."""
-    folder = judged_tables_dir(run)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, table in tables.items():
-        path = folder / f"{name}.parquet"
-        _write_table(table, path)
-        paths.append(path)
-    return paths
-
-
-def _read_judged(run: RunDir) -> dict[str, pd.DataFrame]:
-    folder = judged_tables_dir(run)
-    tables: dict[str, pd.DataFrame] = {}
-    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
-        try:
-            tables[path.stem] = pd.read_parquet(path)
-        except Exception:  # a torn file: the judge can be run again (its calls are cached)
-            continue
-    return tables
-
-
-def _write_table(table: pd.DataFrame, path: Path) -> None:
-    """Parquet wants one type per column: an object column of booleans (with gaps for errored
-    episodes) is stored as a nullable boolean, of numbers as float, anything else as text."""
-    import numbers
-
-    frame = table.copy(deep=False)  # columns converted below are replaced, not written into
-    for column in frame.columns:
-        if frame[column].dtype != object:
-            continue
-        present = frame[column].dropna()
-        if len(present) and all(isinstance(v, bool | np.bool_) for v in present):
-            frame[column] = frame[column].astype("boolean")
-        elif len(present) and all(
-            isinstance(v, numbers.Number) and not isinstance(v, bool | np.bool_) for v in present
-        ):
-            frame[column] = pd.to_numeric(frame[column], errors="coerce")
-        else:
-            frame[column] = frame[column].map(
-                lambda v: v if v is None or isinstance(v, str) else str(v)
-            )
-    from exploreval.store import write_atomic
-
-    write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from exploreval.cli._progress import score_progress
@@ -18,7 +17,18 @@ from exploreval.core import OPTIONS_BY_NAME, RUN_OPTIONS, RunOption
 from exploreval.core import VERSION as __version__
 
 if TYPE_CHECKING:
-    from exploreval.runner import ExperimentSpec, RunSummary
+    from exploreval.runner import ExperimentSpec
+from exploreval.cli._run_output import (
+    console,
+    count,
+    finish_run,
+    out,
+    print_judged,
+    print_outputs,
+    print_suite_tables,
+    progress_runner,
+    trailing_fit,
+)
 
 
 def _rich_help() -> bool:
@@ -37,8 +47,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich" if _rich_help() else None,
 )
-console = Console(stderr=True)
-out = Console()
 
 #: Errors that are the user's to fix: printed as one clear message, no traceback.
 USER_ERRORS: tuple[type[BaseException], ...] = ()
@@ -65,11 +73,6 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 _DEBUG = {"on": False}
-
-
-def count(n: int, noun: str) -> str:
-    """``1 episode``, ``2 episodes``: a count with its noun in the right number."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _print_version(value: bool) -> None:
@@ -209,97 +212,6 @@ def explicit_flags(ctx: Any) -> set[str]:
     return given
 
 
-# -> Any: a rich progress column (rich is imported only when a run shows progress)
-def _eta_column() -> Any:
-    from rich.progress import TimeRemainingColumn
-    from rich.text import Text
-
-    class EtaColumn(TimeRemainingColumn):
-        """Rich's time remaining, once the task says its rate means something (``eta_ready``)."""
-
-        def render(self, task: Any) -> Text:
-            if not task.fields.get("eta_ready", True):
-                return Text("-:--:--", style="progress.remaining")
-            return super().render(task)
-
-    return EtaColumn()
-
-
-def _progress_runner(spec: ExperimentSpec, out_dir: Path, force: bool, quiet: bool) -> RunSummary:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from exploreval.runner import Runner, Totals
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "steps {task.fields[steps]}  tokens {task.fields[tokens]}  errors {task.fields[errors]}"
-        ),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        _eta_column(),
-        console=console,
-        disable=quiet,
-    )
-    task_id = progress.add_task(
-        "episodes", total=None, steps=0, tokens=0, errors=0, eta_ready=False
-    )
-    agents = {a.display_name for a in spec.agents}
-
-    def update(totals: Totals, planned: int) -> None:
-        progress.update(
-            task_id,
-            completed=totals.episodes,
-            total=planned,
-            steps=totals.steps + totals.live_steps,
-            tokens=totals.usage.total_tokens + totals.live_tokens,
-            errors=totals.errors,
-            # an ETA extrapolated from instant scripted episodes says nothing of model ones:
-            # none until an episode of every agent has finished in this invocation
-            eta_ready=agents <= totals.finished_agents,
-        )
-
-    runner = Runner(spec, str(out_dir), force=force, on_progress=update)
-    manifest = runner.prepare()
-    try:
-        update(runner.totals, len(runner.plan))
-        if not quiet:
-            console.print(
-                f"run [bold]{escape(manifest.run_id)}[/] in {escape(str(out_dir))}: "
-                f"{count(len(runner.plan), 'episode')} planned, "
-                f"{len(runner.plan) - len(runner.pending)} already done"
-            )
-            for note in runner.notes:
-                console.print(f"[dim]note[/]: {escape(note)}", soft_wrap=True)
-        with progress:
-            summary = runner.execute()
-        if runner.placement and not quiet:
-            from exploreval.runner import placement_summary
-
-            console.print(escape(placement_summary(runner.placement)), soft_wrap=True)
-    except KeyboardInterrupt as exc:  # the manifest already says "interrupted"
-        runner.abandon(exc)
-        console.print(
-            f"[yellow]interrupted[/] (Ctrl-C): {runner.episodes_done} of {len(runner.plan)} episodes "
-            f"done and kept in {escape(str(runner.run.episodes_path))}; re-run the same command "
-            "to resume",
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
-    except BaseException as exc:  # never leave the manifest "running"
-        runner.abandon(exc)
-        raise
-    return summary
-
-
 # -> Any: an Annotated[...] built at run time, a type only typer reads
 def _typer_annotation(option: RunOption) -> Any:
     """A run option as typer declares a parameter (type, flags, help) from its table row."""
@@ -358,8 +270,8 @@ def run_cmd(ctx: typer.Context, **values: Any) -> None:
 
         judge = Judge(values["judge_model"], values["judge_base_url"], values["judge_api_key_env"])
         judge.check()  # a judge without its key is refused before the run, not after it
-    summary = _progress_runner(spec, out_dir, values["force"], values["quiet"])
-    _finish_run(summary, out_dir, values["report"], judge)
+    summary = progress_runner(spec, out_dir, values["force"], values["quiet"])
+    finish_run(summary, out_dir, values["report"], judge)
 
 
 run_cmd.__signature__ = _run_signature()  # type: ignore[attr-defined]
@@ -388,118 +300,6 @@ def _stored_spec(out_dir: Path) -> ExperimentSpec:
     if manifest.kind != "experiment" or not manifest.config:
         raise ValueError(f"{out_dir / 'manifest.json'} holds no experiment config to resume")
     return spec_from_dict(manifest.config, str(out_dir / "manifest.json"))
-
-
-def _print_outputs(report_md: Path, out_dir: Path) -> None:
-    """Where to look: the report (markdown and HTML) and the command that opens the viewer."""
-    out.print(f"report: {report_md}", markup=False, soft_wrap=True)
-    out.print(f"HTML report: {report_md.parent / 'index.html'}", markup=False, soft_wrap=True)
-    out.print(f"step through the episodes: exploreval view {out_dir}", markup=False, soft_wrap=True)
-
-
-# -> Any: a pandas DataFrame (pandas is imported only by the commands that print tables)
-def _trailing_fit(frame: Any, width: int) -> tuple[Any, list[str]]:
-    """``frame`` without its last columns until it fits ``width`` (its columns come most
-    telling first: the suite's own headline metrics before the common ones)."""
-    columns = list(frame.columns)
-
-    def needed(names: list[str]) -> int:
-        return sum(max([len(str(n)), *(len(str(v)) for v in frame[n])]) + 3 for n in names) + 1
-
-    left_out: list[str] = []
-    keep = columns.index("success") + 1 if "success" in columns else 1
-    while len(columns) > keep and needed(columns) > width:  # keys, n and success always stay
-        left_out.insert(0, columns.pop())
-    return frame[columns], left_out
-
-
-def _print_headlines(results: Path) -> None:
-    """One line per agent: success and its suite's own headline metrics, with CIs (from the
-    results the report's scoring just wrote)."""
-    if not results.exists():
-        return
-    import pandas as pd
-
-    from exploreval.analysis import headline_lines
-
-    for line in headline_lines(pd.read_parquet(results)):
-        console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
-
-
-def _finish_run(summary: Any, out_dir: Path, report: bool, judge: Any = None) -> None:
-    """Print the outcome, judge (``--judge-model``), write the report; a run whose every
-    episode errored exits 1."""
-    colour = {"finished": "green", "partial": "yellow", "failed": "red"}.get(
-        summary.status, "yellow"
-    )
-    console.print(
-        f"[{colour}]{summary.status}[/]: {count(summary.completed, 'episode')} run, {summary.skipped} "
-        f"resumed from the log, {summary.errored} errored"
-        + (f" ({escape(summary.error)})" if summary.error else ""),
-        soft_wrap=True,
-    )
-    for agent, (bad, steps) in summary.mostly_invalid().items():
-        console.print(
-            f"[yellow]warning[/]: {escape(agent)}: {bad} of {count(steps, 'action')} were "
-            f"invalid ({100 * bad / steps:.0f}%): its replies did not parse as actions, so the "
-            "run measured nothing of how it explores. Fix: --constrain auto (the harness's "
-            "grammar goes with each request; the default for local:* models) or a stronger "
-            f"model; `exploreval view {escape(str(out_dir))}` shows the replies",
-            soft_wrap=True,
-        )
-    if judge is not None:
-        from exploreval.store import RunDir
-
-        run = RunDir(out_dir)
-        records = [r for r in run.latest_records().values() if r.status == "ok"]
-        _print_judged(judge.run(run, records))
-    if report:
-        from exploreval.analysis import build_report
-        from exploreval.store import RunDir
-
-        with score_progress(console) as progress:
-            path = build_report(RunDir(out_dir), progress=progress)
-        _print_headlines(RunDir(out_dir).results_path)
-        _print_outputs(path, out_dir)
-    else:  # the report's scoring does it otherwise: `exploreval view` opens from the index
-        from exploreval.viewer import refresh_index
-
-        problem = refresh_index(out_dir)
-        if problem:
-            console.print(f"[yellow]warning[/]: {escape(problem)}")
-    if summary.status in ("partial", "failed"):
-        console.print(
-            f"[red]episodes errored[/]: their records and tracebacks are in "
-            f"{escape(str(out_dir / 'episodes.jsonl'))}; `exploreval view {escape(str(out_dir))}` "
-            "shows them",
-            soft_wrap=True,
-        )
-        raise typer.Exit(1)
-
-
-def _print_judged(tables: dict[str, Any]) -> None:
-    """One line per judged table: how many rows, how many with a valid answer, where it is."""
-    for name, table in tables.items():
-        valid = int(table["error"].isna().sum()) if "error" in table else len(table)
-        console.print(
-            f"judged ({name}): {len(table)} rows, {valid} with a valid answer, "
-            f"{len(table) - valid} with the reason there is none (tables/judged/{name}.parquet)",
-            soft_wrap=True,
-        )
-
-
-# -> Any: pandas DataFrames (pandas is imported only by the commands that print tables)
-def _print_suite_tables(tables: dict[str, Any], names: list[str], wide: bool) -> None:
-    """``score --table NAME``: the named tables as the terminal shows any other (narrowed to
-    its width unless --wide); an unknown name is refused with the close matches."""
-    from exploreval.cli._report import print_table
-    from exploreval.core import unknown_name_error
-
-    for name in names:
-        if name not in tables:
-            raise unknown_name_error("table", name, tables, "this run")
-    for name in names:
-        print_table(out, tables[name], f"{name}: {count(len(tables[name]), 'row')}", wide=wide)
 
 
 @app.command("score")
@@ -549,7 +349,7 @@ def score_cmd(
             judge = Judge(judge_model, judge_base_url, judge_api_key_env)
             judged = judge.run(RunDir(run_dir), result.records)
             result.tables.update(judged)
-            _print_judged(judged)
+            print_judged(judged)
         episodes = len(result.records)
         result.forget_records()
     for issue in result.issues:
@@ -573,7 +373,7 @@ def score_cmd(
     from exploreval.cli._report import print_table
 
     if table_names:
-        _print_suite_tables(result.tables, table_names, wide)
+        print_suite_tables(result.tables, table_names, wide)
         return
     summary = summary_table(result.table)
     print_table(out, summary, f"{run_dir}: {count(episodes, 'episode')}", wide=wide)
@@ -586,7 +386,7 @@ def score_cmd(
         if frame["env"].nunique() == 1:  # one env: named in the title, its column left out
             title = f"headline metrics: {frame['env'].iloc[0]} (mean [95% CI])"
             frame = frame.drop(columns="env")
-        shown, left_out = (frame, []) if wide else _trailing_fit(frame, out.width)
+        shown, left_out = (frame, []) if wide else trailing_fit(frame, out.width)
         print_table(out, shown, title, wide=True)
         if left_out:
             out.print(
@@ -662,7 +462,7 @@ def demo_cmd(
             "[yellow]local LLM not installed (pip install 'exploreval[local]'); running baselines only"
         )
     spec = demo_spec(with_llm=use_llm)
-    summary = _progress_runner(spec, out_dir, False, quiet)
+    summary = progress_runner(spec, out_dir, False, quiet)
     from exploreval.analysis import build_report
     from exploreval.store import RunDir
 
@@ -672,7 +472,7 @@ def demo_cmd(
     )
     for line in demo_contrast(out_dir):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
-    _print_outputs(path, out_dir)
+    print_outputs(path, out_dir)
 
 
 class _Host:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,8 @@ class EnvSpec:
 
 
 ENV_REGISTRY: Registry[EnvSpec] = Registry("environment id", loader=load_plugins)
+#: Who hears of each registration (:func:`on_env_registered`).
+_ON_REGISTER: list[Callable[[EnvSpec], None]] = []
 
 
 def register_env(
@@ -115,10 +118,16 @@ def register_env(
         success_means=success_means,
     )
     ENV_REGISTRY.register(env_id, spec, replace=True)
-    from exploreval.core._gym import register_gymnasium_env
-
-    register_gymnasium_env(spec)
+    for listener in _ON_REGISTER:
+        listener(spec)
     return spec
+
+
+def on_env_registered(listener: Callable[[EnvSpec], None]) -> None:
+    """Tell ``listener`` of every env registered from now on. The Gymnasium bridge (``_gym``)
+    sits above this registry and connects itself here when imported: the registry never
+    imports it."""
+    _ON_REGISTER.append(listener)
 
 
 def env_spec(env_id: str) -> EnvSpec:
@@ -139,9 +148,10 @@ def make_env(env_id: str, preset: str | None = None, **options: Any) -> TextEnv:
     spec = env_spec(env_id)
     check_preset(spec, preset)
     env = spec.load()(preset=preset, **options)
-    from exploreval.core._gym import gymnasium_spec
+    # the env's class is a gymnasium.Env, so Gymnasium is imported by now
+    from gymnasium.envs.registration import registry
 
-    gym_spec = gymnasium_spec(env_id)
+    gym_spec = registry.get(env_id)
     if gym_spec is not None:
         env.spec = gym_spec
     return env

@@ -21,24 +21,22 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from exploreval.core._deferred import defer_until_env_module_loaded
+from exploreval.core._envs import ENV_REGISTRY, EnvSpec, env_spec, on_env_registered
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    import gymnasium
-
-    from exploreval.core._envs import EnvSpec
 
 _LOCK = threading.RLock()
 #: ``ready``: Gymnasium is imported and every known env id is registered with it.
-_STATE = {"ready": False, "hooked": False, "pending": False}
+_STATE = {"ready": False, "hooked": False}
 
 
 # -> Any: Gymnasium's env creator (Gymnasium imported lazily)
 def _factory(env_id: str) -> Any:
     # -> Any: the Gymnasium-wrapped env
     def make(**kwargs: Any) -> Any:
-        from exploreval.core._envs import env_spec
-
         kwargs.pop("render_mode", None)  # text envs render "ansi" only
         return env_spec(env_id).load()(**kwargs)
 
@@ -67,19 +65,12 @@ def register_gymnasium_env(spec: EnvSpec) -> None:
         _register(spec)
 
 
-def gymnasium_spec(env_id: str) -> gymnasium.envs.registration.EnvSpec | None:
-    from gymnasium.envs.registration import registry
-
-    return registry.get(env_id)
-
-
 def _register_everything() -> None:
     """Gymnasium is imported: load the plugins and register every env id (once)."""
     with _LOCK:
         if _STATE["ready"]:
             return
         _STATE["ready"] = True  # from now on register_env registers directly
-        from exploreval.core._envs import ENV_REGISTRY
         from exploreval.core._plugins import load_plugins
 
         load_plugins()
@@ -111,7 +102,7 @@ class _HookedLoader(importlib.abc.Loader):
             # Gymnasium was imported by exploreval.core._env, which is still executing: a plugin
             # registering an env class would meet a half-initialised module. That module calls
             # env_module_loaded() as its last statement.
-            _STATE["pending"] = True
+            defer_until_env_module_loaded(_register_everything)
             return
         try:
             _register_everything()
@@ -158,14 +149,6 @@ def _remove_finder() -> None:
         sys.meta_path.remove(_FINDER)
 
 
-def env_module_loaded() -> None:
-    """Called at the end of ``exploreval.core._env``: finish a registration the import hook
-    deferred because Gymnasium was imported from inside that module."""
-    if _STATE["pending"]:
-        _STATE["pending"] = False
-        _register_everything()
-
-
 def register_all_with_gymnasium() -> None:
     """Make every exploreval env available to ``gymnasium.make``: now if Gymnasium is already
     imported, else as soon as it is (called by ``import exploreval``; cheap)."""
@@ -178,3 +161,6 @@ def register_all_with_gymnasium() -> None:
         if not _STATE["hooked"]:
             _STATE["hooked"] = True
             sys.meta_path.insert(0, _FINDER)
+
+
+on_env_registered(register_gymnasium_env)

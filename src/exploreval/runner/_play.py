@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from exploreval.core import VERSION as __version__
 from exploreval.core import (
@@ -70,6 +71,19 @@ class ScratchOutput:
 
     path: Path
     blobs: BlobCollector = field(default_factory=BlobCollector)
+
+
+class RunState(Protocol):
+    """What an executor (worker processes, Ray) reads and updates of the run it executes; the
+    ``Runner`` is one. Declared here, below both, so the executors never import the runner."""
+
+    spec: ExperimentSpec
+    run: RunDir
+    run_id: str
+    plan: list[EpisodeSpec]
+    pending: list[EpisodeSpec]
+    totals: Totals
+    placement: list[dict[str, Any]]
 
 
 def budget_exhausted(spec: ExperimentSpec, totals: Totals) -> str | None:

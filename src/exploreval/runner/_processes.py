@@ -36,17 +36,15 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from exploreval.core import EpisodeRecord
 from exploreval.models import ModelError
 from exploreval.runner._build import ClientPool
 from exploreval.runner._episode import EpisodeSpec
 from exploreval.runner._errors import RunFailedError, SpecError
+from exploreval.runner._play import RunState
 from exploreval.runner._spec import AgentSpec, ExperimentSpec
-
-if TYPE_CHECKING:
-    from exploreval.runner._runner import Runner
 
 #: Seconds a worker may take to end its episodes after SIGTERM before it is killed.
 WORKER_STOP_TIMEOUT_S = 30.0
@@ -147,7 +145,7 @@ async def _stop_workers(workers: list[_Worker]) -> None:
                 await asyncio.wait_for(worker.process.wait(), 5.0)
 
 
-async def execute_processes(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], None]:
+async def execute_processes(runner: RunState) -> AsyncGenerator[list[EpisodeRecord], None]:
     """Play the runner's pending episodes on ``spec.workers`` worker processes; yield each
     record (as a batch of one) as it comes back (the caller appends it and updates the totals before the next
     episode is sent, so the budget is checked exactly as in-process)."""

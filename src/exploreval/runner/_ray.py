@@ -28,18 +28,16 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from exploreval.core import EpisodeRecord
 from exploreval.models import ModelError, ResponseCache
 from exploreval.runner._build import is_local_model
 from exploreval.runner._episode import EpisodeSpec
 from exploreval.runner._errors import RunFailedError, SpecError
+from exploreval.runner._play import RunState
 from exploreval.runner._ray_worker import EpisodeResult, unpack_dir
 from exploreval.store import RunDir
-
-if TYPE_CHECKING:
-    from exploreval.runner._runner import Runner
 
 #: Seconds between collections of the cache rows of episodes still playing.
 DRAIN_EVERY_S = 1.0
@@ -195,7 +193,7 @@ def _samples(plan: list[EpisodeSpec]) -> list[dict[str, Any]]:
     return [e.__dict__ for e in first.values()]
 
 
-def _start_workers(ray: Any, runner: Runner) -> tuple[list[_Worker], dict[str, Any]]:
+def _start_workers(ray: Any, runner: RunState) -> tuple[list[_Worker], dict[str, Any]]:
     from exploreval.runner._ray_worker import EpisodeWorker, NodeModels
 
     spec = runner.spec
@@ -241,7 +239,7 @@ async def _await(ref: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
 
-async def execute_ray(runner: Runner) -> AsyncGenerator[list[EpisodeRecord], None]:
+async def execute_ray(runner: RunState) -> AsyncGenerator[list[EpisodeRecord], None]:
     """Play the runner's pending episodes on the cluster; yield the records that came back
     together once everything their episodes made is on the driver's disk (the runner appends
     them with one fsync)."""

@@ -6,7 +6,8 @@ with a ``run_dir`` column when several runs are one dataset.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from exploreval.store._errors import (
     UnreadableResultsWarning,
@@ -16,7 +17,16 @@ from exploreval.store._run import RunDir
 if TYPE_CHECKING:
     import duckdb
 
-    from exploreval.store._columns import RunColumns
+
+class ColumnsDir(Protocol):
+    """What the views need of a run's columns (``RunColumns`` is one): where its parts are and
+    which run they belong to. A protocol, so this module does not import the writer."""
+
+    @property
+    def dir(self) -> Path: ...
+
+    @property
+    def run(self) -> RunDir: ...
 
 
 _LATEST = """
@@ -27,7 +37,7 @@ _LATEST = """
 
 
 def register_views(
-    con: Any, runs: Sequence[RunColumns], *, prefix: str = "", label: bool = False
+    con: Any, runs: Sequence[ColumnsDir], *, prefix: str = "", label: bool = False
 ) -> None:
     """Create the ``episodes`` / ``steps`` / ``all_*`` / ``results`` views over ``runs``
     (several runs: one dataset, with a ``run_dir`` column when ``label``)."""

@@ -14,13 +14,8 @@ from exploreval.core import lazy_exports
 
 if TYPE_CHECKING:
     from exploreval.viewer._data import PromptReader, episode_payload
-    from exploreval.viewer._index import (
-        INDEX_DIR,
-        EpisodeIndex,
-        index_from_records,
-        load_index,
-        refresh_index,
-    )
+    from exploreval.viewer._episode_index import INDEX_DIR, EpisodeIndex
+    from exploreval.viewer._index import index_from_records, load_index, refresh_index
     from exploreval.viewer._server import (
         ViewerRuns,
         ViewerServer,
@@ -31,8 +26,8 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    "INDEX_DIR": "._index",
-    "EpisodeIndex": "._index",
+    "INDEX_DIR": "._episode_index",
+    "EpisodeIndex": "._episode_index",
     "PromptReader": "._data",
     "ViewerRuns": "._server",
     "ViewerServer": "._server",

@@ -30,7 +30,8 @@ from urllib.parse import quote, urlencode
 
 from exploreval.core import EpisodeRecord
 from exploreval.viewer._data import PromptReader, episode_payload, judgements_by_episode
-from exploreval.viewer._index import EpisodeIndex, data_script, index_from_records, load_index
+from exploreval.viewer._episode_index import EpisodeIndex, data_script
+from exploreval.viewer._index import index_from_records, load_index
 
 STATIC_DIR = Path(__file__).with_name("_static")
 STATIC_FILES = ("index.html", "viewer.js", "viewer.css")

@@ -308,7 +308,7 @@ def test_maps_draw_each_world_and_link_to_the_viewer(
 def test_the_bootstrap_over_worlds_stays_within_the_worlds_rates(
     worlds: list[tuple[int, int]], seed: int
 ) -> None:
-    from exploreval.suites.task2quiz._report import pooled_bootstrap
+    from exploreval.suites.task2quiz._report_frames import pooled_bootstrap
 
     k = [min(a, b) for a, b in worlds]
     n = [b for _, b in worlds]

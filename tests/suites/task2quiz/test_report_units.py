@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from exploreval.suites.task2quiz._report import _pooling_note, agent_label, figure4_section
+from exploreval.suites.task2quiz._report import _pooling_note, figure4_section
+from exploreval.suites.task2quiz._report_frames import agent_label
 
 
 def test_agent_labels_name_the_memory_once() -> None:

@@ -17,7 +17,9 @@ import pytest
 
 from exploreval.core import scratch_root
 from exploreval.suites.terminal._builtin import builtin_task
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._errors import SandboxError
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._verifier import run_verifier
 from exploreval.suites.terminal._verify import verify
 

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from exploreval.core import INVALID_ACTION, named_suite
-from exploreval.suites.terminal._env import ActionError, TerminalEnv, parse_action
+from exploreval.suites.terminal._actions import ActionError, parse_action
+from exploreval.suites.terminal._env import TerminalEnv
 
 from .conftest import sandbox_processes
 

@@ -16,13 +16,9 @@ import pytest
 from exploreval.agents import EpisodeContext, LLMAgent, make_harness
 from exploreval.core import Message
 from exploreval.models import Completion, SamplingParams, ScriptedModel
-from exploreval.suites.terminal._harness import (
-    CONFIRM_COMPLETION,
-    TerminalUseHarness,
-    Terminus1Harness,
-    Terminus2Harness,
-)
+from exploreval.suites.terminal._harness import CONFIRM_COMPLETION, TerminalUseHarness
 from exploreval.suites.terminal._prompts import PROMPT_VARIANTS, REFLECT_NUDGE
+from exploreval.suites.terminal._terminus import Terminus1Harness, Terminus2Harness
 
 #: Figure 10 of the curiosity paper as its text extraction prints it (line numbers run into the
 #: lines): kept with the tests, so the comparison never depends on where the paper is.

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._verify import verify
 
 from .conftest import sandbox_processes

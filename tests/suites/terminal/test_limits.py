@@ -8,7 +8,8 @@ import time
 import pytest
 
 from exploreval.suites.terminal._limits import Limits
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 
 from .conftest import sandbox_processes
 

@@ -17,7 +17,8 @@ from exploreval.suites.terminal._env import TerminalEnv
 from exploreval.suites.terminal._image import build_image
 from exploreval.suites.terminal._image_recipe import BuildRecipe
 from exploreval.suites.terminal._limits import SUBID_BASE, SUBID_COUNT, UID_SLOTS, Limits
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 
 pytestmark = pytest.mark.slow
 

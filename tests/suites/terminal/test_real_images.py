@@ -19,7 +19,8 @@ import pytest
 from exploreval.suites.terminal._image import build_image
 from exploreval.suites.terminal._image_cache import images_root
 from exploreval.suites.terminal._image_recipe import BuildRecipe
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._sealed import verification_tools_env
 from exploreval.suites.terminal._tasks import TB1_PRIVATE, _tb1_tests
 from exploreval.suites.terminal._verify import verify

@@ -12,7 +12,8 @@ import asyncio
 import pytest
 
 from exploreval.suites.terminal._builtin import builtin_task
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._verify import (
     MISSING,
     TestResult,

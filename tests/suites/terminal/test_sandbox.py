@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._errors import SandboxError
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._verifier import run_verifier
 
 from .conftest import sandbox_processes

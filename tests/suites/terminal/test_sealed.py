@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from exploreval.suites.terminal._index import requested_tools
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._sealed import (
     EMPTY_CONFIG,
     UV_PROJECT_DIR,

@@ -13,7 +13,7 @@ import pytest
 
 from exploreval.agents import LLMAgent, make_harness
 from exploreval.models import ScriptedModel
-from exploreval.suites.terminal._harness import (
+from exploreval.suites.terminal._swe_agent import (
     SWE_AGENT_NO_OUTPUT,
     SWE_AGENT_SYSTEM,
     SWEAgentHarness,

@@ -12,7 +12,8 @@ from exploreval.suites.terminal._editor import (
     str_replace,
     view_lines,
 )
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._verify import parse_pytest, read_reward, verify
 
 TESTS = """

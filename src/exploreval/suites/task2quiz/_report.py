@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,233 +29,36 @@ from exploreval.report import (
     episode_link,
     merge_identical_series,
     save_figure,
-    wilson_interval,
 )
 from exploreval.suites.task2quiz._quiz_metrics import (
-    POOLED_COUNTS,
     QTYPES,
-    exploration_diagnostics,
-    memory_label,
     quiz_world,
-    rescored_answers,
     stage1_from_record,
 )
-
-DIFFICULTIES = ("easy", "medium", "hard")
-SHORT = {
-    "location": "Loc.",
-    "connectivity": "Conn.",
-    "direction": "Dir.",
-    "match": "Match.",
-    "property": "Prop.",
-}
-MAX_MAPS = 12  # world maps in the report (first episode per agent x difficulty)
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">")
-CI_NOTE = (
-    "95% Wilson intervals: TSR pooled over tasks (tasks won / tasks), EUS pooled over questions "
-    "(correct / questions). Tasks and questions of one world are correlated, so with few worlds "
-    "the intervals understate the spread between worlds."
+from exploreval.suites.task2quiz._report_frames import (
+    BOOTSTRAP_REPS,
+    CI_NOTE,
+    MARKERS,
+    SHORT,
+    ReportEpisode,
+    boot_cell,
+    ci_text,
+    difficulty_order,
+    episode_frame,
+    eus_by_type,
+    fmt_rate,
+    md_table,
+    question_frame,
+    ratio,
+    report_episodes,
+    tsr_eus_by_difficulty,
+    tsr_eus_overall,
 )
 
-
-@dataclass
-class _Episode:
-    record: EpisodeRecord
-    agent: str  # display label: name, plus [memory] when there is one
-    name: str  # the model (LLM agents) or the scripted agent's name: Figure 5's colour
-    memory: str
-    difficulty: str
-    answers: list[dict[str, Any]]
-
-
-def agent_label(name: str, memory: str) -> str:
-    """The agent's name, plus ``[memory]`` unless the name already says it (an LLM agent's
-    runner name is ``model/harness/history``)."""
-    if memory == "-" or name.endswith(f"/{memory}") or f"/{memory}/" in name:
-        return name
-    return f"{name} [{memory}]"
-
-
-def model_label(record: EpisodeRecord) -> str:
-    """What Figure 5 colours by: an LLM agent's model, else the scripted agent's name."""
-    if record.agent.kind == "llm":
-        identity = record.agent.config.get("identity") or {}
-        client = record.agent.config.get("client") or {}
-        model = identity.get("model") or client.get("model")
-        if model:
-            return str(model)
-    return record.agent.name
-
-
-def _episodes(records: Sequence[EpisodeRecord]) -> list[_Episode]:
-    out = []
-    for record in records:
-        if record.status != "ok" or quiz_world(record) is None:
-            continue
-        memory = memory_label(record)
-        out.append(
-            _Episode(
-                record=record,
-                agent=agent_label(record.agent.name, memory),
-                name=model_label(record),
-                memory=memory,
-                difficulty=record.preset or "default",
-                answers=[a for a in rescored_answers(record) if a["asked"]],
-            )
-        )
-    return out
-
-
-def _difficulty_order(values: Sequence[str]) -> list[str]:
-    present = set(values)
-    return [d for d in DIFFICULTIES if d in present] + sorted(present - set(DIFFICULTIES))
-
-
-def _rate(k: float, n: float) -> float:
-    return k / n if n else float("nan")
-
-
-def _ci(k: float, n: float) -> tuple[float, float]:
-    return wilson_interval(k, int(n))
-
-
-def _fmt(value: float, digits: int = 3) -> str:
-    return (
-        "-"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else f"{value:.{digits}f}"
-    )
-
-
-def _ci_text(k: float, n: float) -> str:
-    if not n:
-        return "-"
-    low, high = _ci(k, n)
-    return f"{_fmt(k / n)} [{_fmt(low)}, {_fmt(high)}]"
-
-
-def _md_table(frame: pd.DataFrame) -> str:
-    if frame.empty:
-        return "_(no rows)_"
-    cols = [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in frame.itertuples(index=False):
-        cells = []
-        for v in row:
-            if isinstance(v, float | np.floating):
-                cells.append(_fmt(float(v)))
-            else:
-                cells.append(str(v).replace("|", "\\|").replace("\n", " "))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+MAX_MAPS = 12  # world maps in the report (first episode per agent x difficulty)
 
 
 # -- the tables every figure reads ------------------------------------------------------------
-
-
-def question_frame(episodes: Sequence[_Episode]) -> pd.DataFrame:
-    """One row per asked question: agent, memory, difficulty, qtype, answerable, correct."""
-    rows = [
-        {
-            "agent": e.agent,
-            "name": e.name,
-            "memory": e.memory,
-            "difficulty": e.difficulty,
-            "episode_id": e.record.episode_id,
-            "qtype": a["qtype"],
-            "answerable": bool(a["answerable"]),
-            "correct": bool(a["correct"]),
-        }
-        for e in episodes
-        for a in e.answers
-    ]
-    columns = ["agent", "name", "memory", "difficulty", "episode_id", "qtype", "answerable"]
-    return pd.DataFrame(rows, columns=[*columns, "correct"])
-
-
-def episode_frame(episodes: Sequence[_Episode]) -> pd.DataFrame:
-    """One row per episode: tasks, tasks won, questions, correct answers and diagnostics."""
-    rows = []
-    for e in episodes:
-        rows.append(
-            {
-                "agent": e.agent,
-                "name": e.name,
-                "memory": e.memory,
-                "difficulty": e.difficulty,
-                "seed": e.record.seed,
-                "run_id": e.record.run_id,
-                "episode_id": e.record.episode_id,
-                "tasks": len(e.record.tasks),
-                "tasks_won": sum(1 for t in e.record.tasks if t.success),
-                "questions": len(e.answers),
-                "correct": sum(1 for a in e.answers if a["correct"]),
-                **exploration_diagnostics(e.record),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def tsr_eus_by_difficulty(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Figure 4's points: per agent and difficulty, pooled TSR and EUS with Wilson bounds."""
-    grouped = (
-        episodes.groupby(["agent", "difficulty"], sort=False).agg(**POOLED_COUNTS).reset_index()
-    )
-    return _with_rates(grouped)
-
-
-def tsr_eus_overall(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Figure 5's points: per agent, pooled over every difficulty it played."""
-    grouped = (
-        episodes.groupby("agent", sort=True)
-        .agg(
-            name=("name", "first"),
-            memory=("memory", "first"),
-            difficulties=("difficulty", lambda s: "+".join(_difficulty_order(list(s)))),
-            **POOLED_COUNTS,
-        )
-        .reset_index()
-    )
-    return _with_rates(grouped)
-
-
-def _with_rates(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = frame.copy()
-    for rate, k, n in (("tsr", "tasks_won", "tasks"), ("eus", "correct", "questions")):
-        frame[rate] = [_rate(a, b) for a, b in zip(frame[k], frame[n], strict=True)]
-        bounds = [_ci(a, b) for a, b in zip(frame[k], frame[n], strict=True)]
-        frame[f"{rate}_low"] = [b[0] for b in bounds]
-        frame[f"{rate}_high"] = [b[1] for b in bounds]
-    return frame
-
-
-def eus_by_type(questions: pd.DataFrame, answerable: bool | None = None) -> pd.DataFrame:
-    """Per agent and question type (pooled over difficulties): n, correct, EUS, Wilson bounds,
-    answerable share; ``answerable`` restricts to (non-)answerable questions."""
-    part = questions if answerable is None else questions[questions["answerable"] == answerable]
-    rows = []
-    for agent in sorted(questions["agent"].unique()):
-        mine = part[part["agent"] == agent]
-        everything = questions[questions["agent"] == agent]
-        for qtype in QTYPES:
-            sel = mine[mine["qtype"] == qtype]
-            n, k = len(sel), int(sel["correct"].sum())
-            low, high = _ci(k, n)
-            asked = everything[everything["qtype"] == qtype]
-            rows.append(
-                {
-                    "agent": agent,
-                    "qtype": qtype,
-                    "n": n,
-                    "correct": k,
-                    "eus": _rate(k, n),
-                    "low": low,
-                    "high": high,
-                    "answerable_n": int(asked["answerable"].sum()),
-                    "asked_n": len(asked),
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 # -- the section --------------------------------------------------------------------------------
@@ -268,7 +70,7 @@ def task2quiz_sections(
     import matplotlib
 
     matplotlib.use("Agg")
-    episodes = _episodes(records)
+    episodes = report_episodes(records)
     if not episodes:
         return []
     out_dir = Path(out_dir)
@@ -286,43 +88,6 @@ def task2quiz_sections(
     return sections
 
 
-def _cell(k: int, n: int) -> str:
-    return f"{100 * k / n:.1f} ({n})" if n else "- (0)"
-
-
-#: Resamples of the worlds (episodes) behind Table 2's intervals; seeded, so a report is stable.
-BOOTSTRAP_REPS = 2000
-
-
-def pooled_bootstrap(
-    k: Sequence[int], n: Sequence[int], reps: int = BOOTSTRAP_REPS, seed: int = 0
-) -> tuple[float, float] | None:
-    """95% percentile interval (in percent) of the pooled rate sum(k)/sum(n) when the episodes
-    (worlds) are resampled with replacement: the between-world variance the pooled Wilson
-    interval leaves out. None with fewer than two episodes that have any item."""
-    counts = np.asarray(k, dtype=float)
-    sizes = np.asarray(n, dtype=float)
-    keep = sizes > 0
-    counts, sizes = counts[keep], sizes[keep]
-    if len(sizes) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(sizes), size=(reps, len(sizes)))
-    rates = 100 * counts[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-    low, high = np.percentile(rates, [2.5, 97.5])
-    return float(low), float(high)
-
-
-def _boot_cell(k: Sequence[int], n: Sequence[int]) -> str:
-    """``rate [low, high] (n)``: the pooled rate, its bootstrap-over-worlds interval, the count."""
-    total = int(sum(n))
-    if not total:
-        return "- (0)"
-    bounds = pooled_bootstrap(k, n)
-    interval = f" [{bounds[0]:.1f}, {bounds[1]:.1f}]" if bounds is not None else ""
-    return f"{100 * sum(k) / total:.1f}{interval} ({total})"
-
-
 def table2_section(eps: pd.DataFrame, questions: pd.DataFrame) -> ReportSection:
     """Table 2: per agent x memory, TSR and EUS per question type and overall, in percent."""
     overall = tsr_eus_overall(eps)
@@ -335,15 +100,15 @@ def table2_section(eps: pd.DataFrame, questions: pd.DataFrame) -> ReportSection:
             "episodes": item["episodes"],
         }
         played = eps[eps["agent"] == item["agent"]]
-        row["TSR (tasks)"] = _boot_cell(list(played["tasks_won"]), list(played["tasks"]))
+        row["TSR (tasks)"] = boot_cell(list(played["tasks_won"]), list(played["tasks"]))
         mine = questions[questions["agent"] == item["agent"]]
         for qtype in QTYPES:
             sel = mine[mine["qtype"] == qtype]
             by_episode = sel.groupby("episode_id")["correct"]
             per = [(int(by_episode.sum().get(e, 0)), int(by_episode.size().get(e, 0)))
                    for e in played["episode_id"]]  # fmt: skip
-            row[SHORT[qtype]] = _boot_cell([p[0] for p in per], [p[1] for p in per])
-        row["Tot."] = _boot_cell(list(played["correct"]), list(played["questions"]))
+            row[SHORT[qtype]] = boot_cell([p[0] for p in per], [p[1] for p in per])
+        row["Tot."] = boot_cell(list(played["correct"]), list(played["questions"]))
         rows.append(row)
     text = [
         "The paper's Table 2 for this run: task success rate and EUS per question type, in "
@@ -355,7 +120,7 @@ def table2_section(eps: pd.DataFrame, questions: pd.DataFrame) -> ReportSection:
         "`mem0`, `langmem`, `amem` are the paper's memory systems). Wilson intervals on the "
         "pooled counts are in the figures below.",
         "",
-        _md_table(pd.DataFrame(rows)),
+        md_table(pd.DataFrame(rows)),
     ]
     return ReportSection(
         title="Task2Quiz: TSR and EUS per question type (Table 2)", markdown="\n".join(text)
@@ -376,7 +141,7 @@ def figure4_section(eps: pd.DataFrame, out_dir: Path) -> ReportSection:
     import matplotlib.pyplot as plt
 
     table = tsr_eus_by_difficulty(eps)
-    levels = _difficulty_order(list(table["difficulty"]))
+    levels = difficulty_order(list(table["difficulty"]))
     xs = np.arange(len(levels), dtype=float)
     series = []
     points: dict[str, pd.DataFrame] = {}
@@ -435,11 +200,11 @@ def figure4_section(eps: pd.DataFrame, out_dir: Path) -> ReportSection:
             "episodes": table["episodes"],
             "tasks": table["tasks"],
             "TSR [95% CI]": [
-                _ci_text(k, n) for k, n in zip(table["tasks_won"], table["tasks"], strict=True)
+                ci_text(k, n) for k, n in zip(table["tasks_won"], table["tasks"], strict=True)
             ],
             "questions": table["questions"],
             "EUS [95% CI]": [
-                _ci_text(k, n) for k, n in zip(table["correct"], table["questions"], strict=True)
+                ci_text(k, n) for k, n in zip(table["correct"], table["questions"], strict=True)
             ],
         }
     )
@@ -453,7 +218,7 @@ def figure4_section(eps: pd.DataFrame, out_dir: Path) -> ReportSection:
     ]
     if merged_names:
         text += ["", "Identical: " + "; ".join(f"`{m}`" for m in merged_names) + "."]
-    text += ["", _md_table(detail)]
+    text += ["", md_table(detail)]
     return ReportSection(
         title="Task2Quiz: TSR and EUS by difficulty (Figure 4)",
         markdown="\n".join(text),
@@ -679,8 +444,8 @@ def figure8_section(questions: pd.DataFrame, out_dir: Path) -> ReportSection:
                     "agent": agent,
                     "type": SHORT[qtype],
                     "answerable share": f"{int(ra['answerable_n'])}/{int(ra['asked_n'])}",
-                    "answerable acc [95% CI]": _ci_text(ra["correct"], ra["n"]),
-                    "non-answerable acc [95% CI]": _ci_text(rb["correct"], rb["n"]),
+                    "answerable acc [95% CI]": ci_text(ra["correct"], ra["n"]),
+                    "non-answerable acc [95% CI]": ci_text(rb["correct"], rb["n"]),
                 }
             )
     text = [
@@ -691,7 +456,7 @@ def figure8_section(questions: pd.DataFrame, out_dir: Path) -> ReportSection:
         "(questions; n = 0: no bar). 95% Wilson intervals over the questions.",
         *_pooling_note(questions, "bars"),
         "",
-        _md_table(pd.DataFrame(detail)),
+        md_table(pd.DataFrame(detail)),
     ]
     return ReportSection(
         title="Task2Quiz: answerable vs non-answerable accuracy (Figure 8)",
@@ -700,7 +465,7 @@ def figure8_section(questions: pd.DataFrame, out_dir: Path) -> ReportSection:
     )
 
 
-def world_stats(episodes: Sequence[_Episode]) -> pd.DataFrame:
+def world_stats(episodes: Sequence[ReportEpisode]) -> pd.DataFrame:
     """One row per distinct world of the run (difficulty, seed, content hash)."""
     from exploreval.suites.task2quiz._quiz_api import generate_questions
 
@@ -726,13 +491,13 @@ def world_stats(episodes: Sequence[_Episode]) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()))
 
 
-def worlds_section(episodes: Sequence[_Episode]) -> ReportSection:
+def worlds_section(episodes: Sequence[ReportEpisode]) -> ReportSection:
     """Table 1 for the worlds this run played, beside the paper's numbers."""
     from exploreval.suites.task2quiz._benchmark import PAPER_TABLE1
 
     stats = world_stats(episodes)
     rows = []
-    for d in _difficulty_order(list(stats["difficulty"])):
+    for d in difficulty_order(list(stats["difficulty"])):
         part = stats[stats["difficulty"] == d]
         paper = PAPER_TABLE1.get(d, {})
         tasks = int(part["tasks"].sum())
@@ -754,14 +519,14 @@ def worlds_section(episodes: Sequence[_Episode]) -> ReportSection:
         "generated for the world (before any `max_questions` limit). The whole 30-world "
         "benchmark: `exploreval task2quiz-build`.",
         "",
-        _md_table(pd.DataFrame(rows)),
+        md_table(pd.DataFrame(rows)),
     ]
     return ReportSection(title="Task2Quiz: the run's worlds (Table 1)", markdown="\n".join(text))
 
 
 def diagnostics_section(eps: pd.DataFrame) -> ReportSection:
     """Exploration diagnostics per agent and difficulty (room graph)."""
-    levels = _difficulty_order(list(eps["difficulty"]))
+    levels = difficulty_order(list(eps["difficulty"]))
     rows = []
     for (agent, difficulty), part in eps.groupby(["agent", "difficulty"], sort=False):
         first = part.iloc[0]
@@ -772,9 +537,9 @@ def diagnostics_section(eps: pd.DataFrame) -> ReportSection:
                 "agent": agent,
                 "difficulty": difficulty,
                 "episodes": len(part),
-                "rooms visited": _fmt(float(part["rooms_visited_share"].mean())),
-                "opened": _fmt(float(part["opened_share"].mean())),
-                "revisits": _fmt(float(part["revisit_share"].mean())),
+                "rooms visited": fmt_rate(float(part["rooms_visited_share"].mean())),
+                "opened": fmt_rate(float(part["opened_share"].mean())),
+                "revisits": fmt_rate(float(part["revisit_share"].mean())),
                 "explore errors": f"{explore_e}/{explore_n}"
                 + (f" ({explore_e / explore_n:.2f})" if explore_n else ""),
                 "exploit errors": f"{exploit_e}/{exploit_n}"
@@ -788,15 +553,15 @@ def diagnostics_section(eps: pd.DataFrame) -> ReportSection:
         "already visited in the same task; explore/exploit errors pooled over moves (errors / "
         "classified moves, rate in parentheses). Key-fetching detours are not classified.",
         "",
-        _md_table(_sort(pd.DataFrame(rows), levels)),
+        md_table(_sort(pd.DataFrame(rows), levels)),
     ]
     return ReportSection(title="Task2Quiz: exploration diagnostics", markdown="\n".join(text))
 
 
-def pick_map_episodes(episodes: Sequence[_Episode]) -> list[_Episode]:
+def pick_map_episodes(episodes: Sequence[ReportEpisode]) -> list[ReportEpisode]:
     """The first episode (by seed, repeat) of every agent x difficulty, by difficulty then agent."""
-    levels = _difficulty_order([e.difficulty for e in episodes])
-    first: dict[tuple[str, str], _Episode] = {}
+    levels = difficulty_order([e.difficulty for e in episodes])
+    first: dict[tuple[str, str], ReportEpisode] = {}
     for e in sorted(episodes, key=lambda e: (e.record.seed, e.record.repeat, e.record.episode_id)):
         first.setdefault((e.agent, e.difficulty), e)
     ordered = sorted(first.items(), key=lambda kv: (levels.index(kv[0][1]), kv[0][0]))
@@ -817,12 +582,12 @@ def world_map_text(record: EpisodeRecord) -> str:
     return "\n".join(lines)
 
 
-def maps_section(episodes: Sequence[_Episode], limit: int = MAX_MAPS) -> ReportSection:
+def maps_section(episodes: Sequence[ReportEpisode], limit: int = MAX_MAPS) -> ReportSection:
     """Text maps: the first episode of each agent x difficulty; episodes whose map and path
     are identical share one map; at most ``limit`` maps."""
     from exploreval.suites.task2quiz._map import LEGEND
 
-    maps: list[tuple[list[_Episode], str]] = []
+    maps: list[tuple[list[ReportEpisode], str]] = []
     skipped = 0
     for e in pick_map_episodes(episodes):
         text = world_map_text(e.record)
@@ -850,11 +615,11 @@ def maps_section(episodes: Sequence[_Episode], limit: int = MAX_MAPS) -> ReportS
             "",
         ]
         for g in group:
-            eus = _rate(sum(a["correct"] for a in g.answers), len(g.answers))
+            eus = ratio(sum(a["correct"] for a in g.answers), len(g.answers))
             lines.append(
                 f"- {g.agent}: {episode_link(g.record.run_id, g.record.episode_id, 'open in viewer')}"
                 f", tasks won {sum(t.success for t in g.record.tasks)}/{len(won)}, EUS "
-                f"{_fmt(eus)} ({len(g.answers)} questions)"
+                f"{fmt_rate(eus)} ({len(g.answers)} questions)"
             )
         lines += ["", "```", text, "```"]
     return ReportSection(title="Task2Quiz: world maps and Stage-1 paths", markdown="\n".join(lines))

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         FileEditor,
     )
     from exploreval.suites.terminal._errors import (
+        SandboxError,
         TaskFormatError,
     )
     from exploreval.suites.terminal._inject import (
@@ -73,13 +74,8 @@ if TYPE_CHECKING:
         new_output,
         truncate_middle,
     )
-    from exploreval.suites.terminal._sandbox import (
-        ExecResult,
-        Observation,
-        Sandbox,
-        SandboxConfig,
-        SandboxError,
-    )
+    from exploreval.suites.terminal._sandbox import Sandbox
+    from exploreval.suites.terminal._sandbox_config import ExecResult, Observation, SandboxConfig
     from exploreval.suites.terminal._system import (
         SandboxUnavailable,
         SystemReport,
@@ -107,17 +103,17 @@ _EXPORTS: dict[str, str] = {
     "DetectionHit": "._contract",
     "EditorError": "._editor",
     "EpisodeDetection": "._detect",
-    "ExecResult": "._sandbox",
+    "ExecResult": "._sandbox_config",
     "FILE_VARIANTS": "._inject",
     "FileEditor": "._editor",
     "IncuriousAgent": "._agents",
     "Injection": "._inject",
     "InjectionManifest": "._contract",
     "Limits": "._limits",
-    "Observation": "._sandbox",
+    "Observation": "._sandbox_config",
     "OracleAgent": "._agents",
     "Sandbox": "._sandbox",
-    "SandboxConfig": "._sandbox",
+    "SandboxConfig": "._sandbox_config",
     "SandboxError": "._sandbox",
     "SandboxUnavailable": "._system",
     "SimResult": "._oneshot",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exploreval.suites.terminal._sandbox import CAPPED
+from exploreval.suites.terminal._output import CAPPED
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._sandbox import Sandbox

@@ -28,52 +28,36 @@ from exploreval.suites.terminal._contract import (
     InjectionManifest,
     StepEvidence,
     TerminalTask,
-    condition_of,
 )
+from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._limits import Limits
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 
 if TYPE_CHECKING:
     from exploreval.suites.terminal._editor import FileEditor
     from exploreval.suites.terminal._image_recipe import BuiltImage
     from exploreval.suites.terminal._services import RunningServices
+from exploreval.suites.terminal._actions import ActionError, parse_action
+from exploreval.suites.terminal._env_options import (
+    AGENT_PROCESS_MODES,
+    DEFAULT_DISK_MB,
+    IMAGE_MODES,
+    OPTIONS,
+    TOOL_SUITES,
+    USER_MODES,
+    apply_injection,
+    condition_label,
+    load_task_list,
+    positive_int,
+    positive_number,
+)
 
-MAX_DURATION_S = 60.0
-#: A blocking command (Terminus 1) may wait longer than a plain duration.
-MAX_BLOCK_S = 600.0
-TOOL_SUITES = ("bash", "bash+editor")
-#: How a task's Dockerfile becomes its sandbox: ``auto`` builds the image of a loaded task
-#: (Terminal-Bench, Harbor) and runs built-in tasks on this machine's system; ``build`` and
-#: ``host`` force one way (docs/terminal.md, "Images").
-IMAGE_MODES = ("auto", "build", "host")
-#: What happens to the agent's processes when the tests run: ``kill`` (default: nothing the
-#: agent left running can act during verification) or ``keep`` (Terminal-Bench's semantics,
-#: for tasks whose tests talk to a server the agent started; docs/terminal.md, "Verification").
-AGENT_PROCESS_MODES = ("kill", "keep")
-#: The episode's disk quota (work dir, /tmp, /root, an image's changes) unless the task or the
-#: disk_mb option says otherwise: Terminal-Bench's containers have no quota; 2 GB holds their
-#: installs and keeps 32 concurrent episodes within a machine's memory (it is a tmpfs).
-DEFAULT_DISK_MB = 2048
 CAST_NAME = "terminal.cast"
 #: Where an episode's compose services' output is kept, one ``<service>.log`` each.
 SERVICE_LOG_DIR = "services"
 SHELL_EXITED = "shell_exited"
 TERMINAL_UNREACHABLE = "terminal_unreachable"
-
-#: Every option of the env (``--env-option key=value``), see docs/terminal.md.
-OPTIONS = frozenset(
-    {
-        "tasks", "task", "injection_level", "variant", "tools", "max_steps", "wall_s",
-        "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
-        "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
-        "prompt_variant", "verification_limit", "network", "test_network", "image",
-        "agent_processes", "users",
-    }
-)  # fmt: skip
-#: Who lives in a task's root: ``many`` (a container's root: other users and Docker's
-#: capabilities inside its own user namespace; the default for a task image) or ``one`` (one
-#: uid, no capability; always on the host system). docs/terminal.md, "Users".
-USER_MODES = ("one", "many")
 
 
 class TerminalStepInfo(StepInfo):
@@ -98,130 +82,6 @@ class TerminalStepInfo(StepInfo):
     truncated: bool | None = None
     sandbox_end: str | None = None
     task_id: str | None = None
-
-
-class ActionError(ValueError):
-    """The action text is not a valid canonical action; the message is the invalid reason."""
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ActionError(f"{where} must be a number of seconds >= 0")
-    return float(value)
-
-
-def parse_action(text: str, tools: str = "bash") -> dict[str, Any]:
-    """Validate the canonical JSON action; returns ``{"commands": [...], "task_complete": b}``
-    or ``{"editor": {...}, "task_complete": b}``."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ActionError(f"action is not JSON ({exc.msg} at char {exc.pos})") from None
-    if not isinstance(data, dict):
-        raise ActionError("action must be a JSON object with 'commands' or 'editor'")
-    unknown = set(data) - {"commands", "task_complete", "editor"}
-    if unknown:
-        raise ActionError(f"unknown action field(s): {', '.join(sorted(unknown))}")
-    done = data.get("task_complete", False)
-    if not isinstance(done, bool):
-        raise ActionError("'task_complete' must be true or false")
-    if "editor" in data:
-        if tools != "bash+editor":
-            raise ActionError("the file editor is not available with the 'bash' tool suite")
-        if not isinstance(data["editor"], dict):
-            raise ActionError("'editor' must be an object with 'command' and 'path'")
-        return {"editor": data["editor"], "task_complete": done}
-    commands = data.get("commands", [])
-    if not isinstance(commands, list):
-        raise ActionError("'commands' must be a list of {keystrokes, duration}")
-    out = []
-    for i, cmd in enumerate(commands):
-        if not isinstance(cmd, dict) or not isinstance(cmd.get("keystrokes"), str):
-            raise ActionError(f"commands[{i}] must be an object with a 'keystrokes' string")
-        extra = set(cmd) - {"keystrokes", "duration", "block"}
-        if extra:
-            raise ActionError(f"commands[{i}]: unknown field(s) {', '.join(sorted(extra))}")
-        duration = _number(cmd.get("duration", 1.0), f"commands[{i}].duration")
-        block = cmd.get("block", False)
-        if not isinstance(block, bool):
-            raise ActionError(f"commands[{i}].block must be true or false")
-        cap = MAX_BLOCK_S if block else MAX_DURATION_S
-        out.append(
-            {"keystrokes": cmd["keystrokes"], "duration": min(duration, cap), "block": block}
-        )
-    if not out and not done:
-        raise ActionError("no commands and not task_complete: nothing to do")
-    return {"commands": out, "task_complete": done}
-
-
-def load_task_list(source: str, image: str = "auto") -> list[TerminalTask]:
-    """The tasks of ``source``: "builtin" or a folder read by the tasks side's loader.
-
-    ``image`` (``IMAGE_MODES``): ``auto`` runs built-in tasks on this machine's system and builds
-    the image of every loaded task; ``build`` / ``host`` force one way for both."""
-    from exploreval.suites.terminal._tasks import load_tasks
-
-    if source == "builtin":
-        if image != "build":
-            from exploreval.suites.terminal._builtin import builtin_tasks
-
-            return list(builtin_tasks())
-        from exploreval.suites.terminal._builtin import TASKS_DIR
-
-        return [t.model_copy(update={"source_layout": "builtin"})
-                for t in load_tasks(TASKS_DIR, image="build")]  # fmt: skip
-    path = Path(source).expanduser()
-    if not path.exists():
-        raise ValueError(f"terminal env option tasks={source!r}: no such file or directory")
-    return list(load_tasks(path, image="host" if image == "host" else "build"))
-
-
-def apply_injection(
-    task: TerminalTask, level: int | None, variant: str | None, workdir: Path
-) -> InjectionManifest | None:
-    """Inject the solution into the episode's copy (the one call into the injection side)."""
-    if level is None:
-        return None
-    from exploreval.suites.terminal._inject import inject
-
-    return inject(task, level, variant, workdir)
-
-
-def condition_label(
-    manifest: InjectionManifest | None,
-    *,
-    tools: str = "bash",
-    intervention: str | None = None,
-    prompt_variant: str | None = None,
-) -> str:
-    """The env's part of an episode's condition: injection (``original``, ``L1:solution.sh``,
-    ``L3``...) then every non-default behaviour-changing option as ``;key=value``."""
-    label = condition_of(manifest or InjectionManifest())
-    if tools != "bash":
-        label += f";tools={tools}"
-    if intervention:
-        label += f";intervention={intervention}"
-    if prompt_variant and prompt_variant != _prompts.DEFAULT_PROMPT_VARIANT:
-        label += f";prompt={prompt_variant}"
-    return label
-
-
-def _positive_int(p: dict[str, Any], key: str) -> int | None:
-    value = p.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"terminal env option {key}={value!r}: expected an integer >= 1")
-    return value
-
-
-def _positive_number(p: dict[str, Any], key: str) -> float | None:
-    value = p.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"terminal env option {key}={value!r}: expected a number > 0")
-    return float(value)
 
 
 class TerminalEnv(AsyncTextEnv):
@@ -290,11 +150,11 @@ class TerminalEnv(AsyncTextEnv):
                 f"terminal env option prompt_variant={self.prompt_variant!r}: expected one of "
                 f"{', '.join(_prompts.PROMPT_VARIANTS)}"
             )
-        self._max_steps = _positive_int(p, "max_steps") or 50
+        self._max_steps = positive_int(p, "max_steps") or 50
         for key in ("wall_s", "cpu_s", "test_timeout_s"):
-            _positive_number(p, key)
+            positive_number(p, key)
         for key in ("memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc"):
-            _positive_int(p, key)
+            positive_int(p, key)
         for key in ("network", "test_network"):
             if p.get(key) is not None and not isinstance(p.get(key), bool):
                 raise ValueError(f"terminal env option {key}={p[key]!r}: expected true or false")
@@ -319,7 +179,7 @@ class TerminalEnv(AsyncTextEnv):
                 f"terminal env option agent_processes={self.agent_processes!r}: expected one of "
                 f"{', '.join(AGENT_PROCESS_MODES)}"
             )
-        limit = _positive_int(p, "verification_limit")
+        limit = positive_int(p, "verification_limit")
         if limit is not None:
             from exploreval.suites.terminal._verify import set_verification_limit
 

@@ -45,7 +45,7 @@ MAX_BLOCK_S = 600.0
 #: Terminus 1 sends non-blocking keystrokes and looks at once; we let the screen settle briefly.
 NON_BLOCKING_S = 0.1
 
-_KEYS_RULES = """## keystrokes
+KEYS_RULES = """## keystrokes
 - Each "keystrokes" will be sent to the terminal completely verbatim via `tmux send-keys`, so write them exactly as you want it.
 - Ctrl keys may be prefixed with 'C-' or '^', Shift keys with 'S-' and Alt (meta) with 'M-'. In addition, the following special key names are accepted: Up, Down, Left, Right, BSpace, BTab, DC (Delete), End, Enter, Escape, F1 to F12, Home, IC (Insert), NPage/PageDown/PgDn, PPage/PageUp/PgUp, Space, and Tab.
 - If it's an actual command you want to execute (e.g. "ls"), make sure to end it with a newline (\\n) which signals "enter".
@@ -73,7 +73,7 @@ TERMINAL_USE_BASE = f"""You are an AI assistant tasked with solving command-line
 As an example, its "commands" parameter can look like:
 {{"commands": [{{"keystrokes": "ls -la\\n", "wait": 0.1}}, {{"keystrokes": "cd project\\n", "wait": 0.1}}]}}
 
-{_KEYS_RULES}
+{KEYS_RULES}
 
 {_WAIT_AND_RESULT}
 
@@ -87,7 +87,7 @@ You can interact with the API by calling the `cli` command. Your goal is to solv
 As an example, its "commands" parameter can look like:
 {{"commands": [{{"keystrokes": "cli --help\\n", "wait": 2.0}}, {{"keystrokes": "ls -a\\n", "wait": 2.0}}]}}
 
-{_KEYS_RULES}
+{KEYS_RULES}
 
 {_WAIT_AND_RESULT}
 
@@ -105,7 +105,7 @@ Your goal is to solve the pull request by iteratively interacting with a termina
 As an example, its "commands" parameter can look like:
 {{{{"commands": [{{{{"keystrokes": "ls -la\\n", "wait": 2.0}}}}, {{{{"keystrokes": "cd project\\n", "wait": 2.0}}}}]}}}}
 
-{_KEYS_RULES.replace("{", "{{").replace("}", "}}")}
+{KEYS_RULES.replace("{", "{{").replace("}", "}}")}
 
 {_WAIT_AND_RESULT.replace("{", "{{").replace("}", "}}")}
 
@@ -163,79 +163,11 @@ EDITOR_SCHEMA: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def function_tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     """One tool as the chat API declares it."""
     return {"type": "function",
             "function": {"name": name, "description": description, "parameters": parameters}}  # fmt: skip
 
-
-TERMINUS_1_BASE = """You are an AI assistant tasked with solving command-line tasks in a Linux environment. You will be given a task instruction and the output from previously executed commands. Your goal is to solve the task by providing batches of shell commands.
-
-For each response:
-1. Analyze the current state based on any terminal output provided
-2. Determine the next set of commands needed to make progress
-3. Decide if you need to see the output of these commands before proceeding
-
-Your response must be a JSON object that matches this schema:
-
-{
-  "state_analysis": "string: description of the current state of the terminal",
-  "explanation": "string: brief explanation of what these commands will do",
-  "commands": [
-    {
-      "keystrokes": "string: keystrokes to execute in the terminal",
-      "is_blocking": "boolean: wait for the command to finish before the next one (false for interactive programs such as less or vim, and for commands that never end)",
-      "timeout_sec": "number: the most seconds to wait for a blocking command"
-    }
-  ],
-  "is_task_complete": "boolean: whether the task is complete following the execution of these commands"
-}
-
-Don't include markdown formatting.
-
-Note that you operate directly on the terminal from inside a tmux session. Use tmux keystrokes like `C-x` or `Escape` to interactively navigate the terminal. If you would like to execute a command that you have written you will need to append a newline character to the end of your command.
-
-For example, if you write "ls -la" you will need to append a newline character to the end of your command like this: `ls -la\\n`.
-
-One thing to be very careful about is handling interactive sessions like less, vim, or git diff. In these cases, you should not wait for the output of the command. Instead, you should send the keystrokes to the terminal as if you were typing them."""
-
-TERMINUS_2_BASE = (
-    """You are an AI assistant tasked with solving command-line tasks in a Linux environment. You will be given a task description and the output from previously executed commands. Your goal is to solve the task by providing batches of shell commands.
-
-Format your response as JSON with the following structure:
-
-{
-  "analysis": "Analyze the current state based on the terminal output provided. What do you see? What has been accomplished? What still needs to be done?",
-  "plan": "Describe your plan for the next steps. What commands will you run and why? Be specific about what you expect each command to accomplish.",
-  "commands": [
-    {
-      "keystrokes": "ls -la\\n",
-      "duration": 0.1
-    }
-  ],
-  "task_complete": false
-}
-
-Required fields:
-- "analysis": your analysis of the current situation
-- "plan": your plan for the next steps
-- "commands": an array of command objects to execute (may be empty)
-
-Optional fields:
-- "task_complete": true when the task is complete (defaults to false); you will be asked to confirm
-
-Command object structure:
-- "keystrokes": the text to type into the terminal (required)
-- "duration": seconds to wait for the command to complete before the next command runs (defaults to 1.0, at most 60)
-
-"""
-    + _KEYS_RULES
-    + """
-
-Wait times: use 0.1 for immediate commands (cd, ls, echo, cat), 1.0 for normal commands (gcc, find, rustc), longer for slow ones (make, python3 [long running script], wget [file]). Never wait longer than 60 seconds; prefer polling with an empty "keystrokes" to see intermediate status.
-
-Your response must be the JSON object only."""
-)
 
 EDITOR_PROMPT = """## The "str_replace_editor" tool
 Instead of terminal commands you may reply {{"editor": {{"command": ..., "path": ...}}}}: a file editor for viewing, creating and editing files under {root} (absolute paths).
@@ -259,7 +191,7 @@ TOOL_CALL_FORMS = ("auto", "native", "text")
 _DONE_LINE = re.compile(r"^[\s*_`>#.\-]*DONE[\s*_`.!]*$")
 
 
-def _json_object(text: str) -> tuple[Any, str]:
+def json_object(text: str) -> tuple[Any, str]:
     """The first JSON object of ``text`` (bare, or in a ```json fence), and what precedes it;
     ``(None, reason)`` when there is none."""
     candidates: list[tuple[str, str]] = []
@@ -286,19 +218,19 @@ def _json_object(text: str) -> tuple[Any, str]:
     return None, error
 
 
-def _closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     """A JSON schema object with exactly these properties (``required`` of them required)."""
     return {"type": "object", "properties": properties, "required": required,
             "additionalProperties": False}  # fmt: skip
 
 
-def _seconds(value: Any, where: str) -> float | str:
+def parse_seconds(value: Any, where: str) -> float | str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         return f"{where} must be a number of seconds >= 0"
     return float(value)
 
 
-class _TerminalHarness(Harness):
+class TerminalHarnessBase(Harness):
     """Shared parts: options, the system prompt's variant and editor section, the first-thought
     intervention, recording what was actually sent."""
 
@@ -438,7 +370,7 @@ class _TerminalHarness(Harness):
         return "instruction" in info and "task_id" in info and "commands" not in info
 
 
-class TerminalUseHarness(_TerminalHarness):
+class TerminalUseHarness(TerminalHarnessBase):
     """The paper's terminal_use agent. Option ``benchmark`` picks its system prompt: Figure 10
     (``terminal-bench``, the default), 11 (``appworld``) or 12 (``swe-bench``)."""
 
@@ -475,9 +407,9 @@ class TerminalUseHarness(_TerminalHarness):
         """Appendix E's ``terminal_use`` (and ``str_replace_editor`` with the editor)."""
         constraint = self.constraint("", {})
         assert constraint is not None and constraint.json_schema is not None
-        tools = [_function("terminal_use", TERMINAL_USE_DESCRIPTION, constraint.json_schema)]
+        tools = [function_tool("terminal_use", TERMINAL_USE_DESCRIPTION, constraint.json_schema)]
         if self.tools == "bash+editor":
-            tools.append(_function("str_replace_editor", EDITOR_DESCRIPTION, EDITOR_SCHEMA))
+            tools.append(function_tool("str_replace_editor", EDITOR_DESCRIPTION, EDITOR_SCHEMA))
         return tools
 
     def parse_calls(self, calls: Sequence[Any], text: str) -> ParsedAction:
@@ -529,7 +461,7 @@ class TerminalUseHarness(_TerminalHarness):
         }
 
     def _parse(self, text: str) -> ParsedAction:
-        data, why = _json_object(text)
+        data, why = json_object(text)
         if data is None:
             lines = [line for line in text.strip().splitlines() if line.strip()]
             if lines and _DONE_LINE.match(lines[-1]):
@@ -548,305 +480,8 @@ class TerminalUseHarness(_TerminalHarness):
         for i, cmd in enumerate(raw):
             if not isinstance(cmd, dict) or not isinstance(cmd.get("keystrokes"), str):
                 return ParsedAction(None, f"commands[{i}] needs a 'keystrokes' string")
-            wait = _seconds(cmd.get("wait", 1.0), f"commands[{i}].wait")
+            wait = parse_seconds(cmd.get("wait", 1.0), f"commands[{i}].wait")
             if isinstance(wait, str):
                 return ParsedAction(None, wait)
             commands.append({"keystrokes": cmd["keystrokes"], "duration": min(wait, MAX_WAIT_S)})
         return ParsedAction(json.dumps({"commands": commands, "task_complete": False}))
-
-
-class Terminus1Harness(_TerminalHarness):
-    name = "terminus-1"
-    base_prompt = TERMINUS_1_BASE
-
-    def format_observation(self, observation: str, info: dict[str, Any]) -> str:
-        if self._first(observation, info):
-            screen = f"Current Terminal Screen:\n{info.get('output', '')}"
-            return (
-                f"Instruction:\n{info['instruction']}\n\nThe current terminal state is:\n{screen}"
-            )
-        text = self._terminal_text(observation, info)
-        if info.get("block_timed_out"):
-            text += "\n\n[a blocking command did not finish within its timeout_sec]"
-        return text
-
-    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
-        """Terminus 1's reply object (``state_analysis``, ``explanation``, ``commands`` of
-        ``{keystrokes, is_blocking, timeout_sec}``, ``is_task_complete``)."""
-        command = {"type": "object", "properties": {
-            "keystrokes": {"type": "string", "maxLength": 2000},
-            "is_blocking": {"type": "boolean"},
-            "timeout_sec": {"type": "number", "minimum": 0, "maximum": 600}},
-            "required": ["keystrokes", "is_blocking", "timeout_sec"],
-            "additionalProperties": False}  # fmt: skip
-        schema = {"type": "object", "properties": {
-            "state_analysis": {"type": "string", "maxLength": 600},
-            "explanation": {"type": "string", "maxLength": 600},
-            "commands": {"type": "array", "items": command, "maxItems": 8},
-            "is_task_complete": {"type": "boolean"}},
-            "required": ["state_analysis", "explanation", "commands", "is_task_complete"],
-            "additionalProperties": False}  # fmt: skip
-        return Constraint(name="terminus-1 reply", json_schema=schema)
-
-    def _parse(self, text: str) -> ParsedAction:
-        data, why = _json_object(text)
-        if data is None:
-            return ParsedAction(None, why)
-        if "editor" in data:
-            if self.tools != "bash+editor" or not isinstance(data["editor"], dict):
-                return ParsedAction(None, "str_replace_editor is not available or not an object")
-            return ParsedAction(json.dumps({"editor": data["editor"], "task_complete": False}))
-        for key in ("state_analysis", "explanation"):
-            if not isinstance(data.get(key), str):
-                return ParsedAction(None, f"'{key}' (a string) is required")
-        done = data.get("is_task_complete")
-        if not isinstance(done, bool):
-            return ParsedAction(None, "'is_task_complete' (true or false) is required")
-        raw = data.get("commands")
-        if not isinstance(raw, list):
-            return ParsedAction(None, "'commands' (a list) is required")
-        commands = []
-        for i, cmd in enumerate(raw):
-            if not isinstance(cmd, dict) or not isinstance(cmd.get("keystrokes"), str):
-                return ParsedAction(None, f"commands[{i}] needs a 'keystrokes' string")
-            block = cmd.get("is_blocking")
-            if not isinstance(block, bool):
-                return ParsedAction(None, f"commands[{i}].is_blocking must be true or false")
-            timeout = _seconds(cmd.get("timeout_sec"), f"commands[{i}].timeout_sec")
-            if isinstance(timeout, str):
-                return ParsedAction(None, timeout)
-            commands.append(
-                {
-                    "keystrokes": cmd["keystrokes"],
-                    "duration": min(timeout, MAX_BLOCK_S) if block else NON_BLOCKING_S,
-                    "block": block,
-                }
-            )
-        if not commands and not done:
-            return ParsedAction(None, "no commands and is_task_complete is false")
-        return ParsedAction(
-            json.dumps({"commands": commands, "task_complete": done}),
-            reasoning=data["state_analysis"],
-        )
-
-
-class Terminus2Harness(_TerminalHarness):
-    name = "terminus-2"
-    base_prompt = TERMINUS_2_BASE
-
-    def reset(self, ctx: EpisodeContext, observation: str) -> None:
-        super().reset(ctx, observation)
-        self.pending_completion = False
-        self._confirming = False
-
-    def messages(self, observation: str, info: dict[str, Any]) -> list[Message]:
-        self._confirming = self.pending_completion
-        return super().messages(observation, info)
-
-    def format_observation(self, observation: str, info: dict[str, Any]) -> str:
-        if self._first(observation, info):
-            screen = f"Current Terminal Screen:\n{info.get('output', '')}"
-            return f"Task Description:\n{info['instruction']}\n\nCurrent terminal state:\n{screen}"
-        text = self._terminal_text(observation, info)
-        if info.get("intervention_message") and info["intervention_message"] not in text:
-            text += f"\n\n{info['intervention_message']}"
-        if self._confirming:
-            return f"Current terminal state:\n{text}\n\n{CONFIRM_COMPLETION}"
-        return text
-
-    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
-        """Terminus 2's reply object (``analysis``, ``plan``, ``commands`` of
-        ``{keystrokes, duration}``, ``task_complete``)."""
-        command = {"type": "object", "properties": {
-            "keystrokes": {"type": "string", "maxLength": 2000},
-            "duration": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S}},
-            "required": ["keystrokes", "duration"], "additionalProperties": False}  # fmt: skip
-        schema = {"type": "object", "properties": {
-            "analysis": {"type": "string", "maxLength": 600},
-            "plan": {"type": "string", "maxLength": 600},
-            "commands": {"type": "array", "items": command, "maxItems": 8},
-            "task_complete": {"type": "boolean"}},
-            "required": ["analysis", "plan", "commands", "task_complete"],
-            "additionalProperties": False}  # fmt: skip
-        return Constraint(name="terminus-2 reply", json_schema=schema)
-
-    def _parse(self, text: str) -> ParsedAction:
-        data, why = _json_object(text)
-        if data is None:
-            self.pending_completion = False
-            return ParsedAction(None, why)
-        if "editor" in data:
-            self.pending_completion = False
-            if self.tools != "bash+editor" or not isinstance(data["editor"], dict):
-                return ParsedAction(None, "str_replace_editor is not available or not an object")
-            return ParsedAction(json.dumps({"editor": data["editor"], "task_complete": False}))
-        missing = [k for k in ("analysis", "plan", "commands") if k not in data]
-        if missing:
-            self.pending_completion = False
-            return ParsedAction(None, f"missing required field(s): {', '.join(missing)}")
-        raw = data["commands"]
-        if not isinstance(raw, list):
-            self.pending_completion = False
-            return ParsedAction(None, "'commands' must be a list")
-        done = data.get("task_complete", False)
-        if not isinstance(done, bool):
-            self.pending_completion = False
-            return ParsedAction(None, "'task_complete' must be true or false")
-        commands = []
-        for i, cmd in enumerate(raw):
-            if not isinstance(cmd, dict) or not isinstance(cmd.get("keystrokes"), str):
-                self.pending_completion = False
-                return ParsedAction(None, f"commands[{i}] needs a 'keystrokes' string")
-            duration = _seconds(cmd.get("duration", 1.0), f"commands[{i}].duration")
-            if isinstance(duration, str):
-                self.pending_completion = False
-                return ParsedAction(None, duration)
-            commands.append(
-                {"keystrokes": cmd["keystrokes"], "duration": min(duration, MAX_WAIT_S)}
-            )
-        confirmed = done and self.pending_completion
-        info: dict[str, Any] = {}
-        if done and not confirmed:
-            info["completion"] = "asked to confirm"
-        elif confirmed:
-            info["completion"] = "confirmed"
-        self.pending_completion = done and not confirmed
-        if not commands and not confirmed:
-            if not done:
-                return ParsedAction(None, "no commands and task_complete is false")
-            commands = [{"keystrokes": "", "duration": 0.0}]  # nothing to run: just look again
-        analysis = data.get("analysis")
-        return ParsedAction(
-            json.dumps({"commands": commands, "task_complete": confirmed}),
-            reasoning=analysis if isinstance(analysis, str) else None,
-            info=info,
-        )
-
-
-#: SWE-agent's default templates (``config/default.yaml``: system, next step, no output), with
-#: the instance template's PR wording made a task's ("task description" for "PR description";
-#: the sentences about test files dropped: a terminal task's tests are hidden, not edited).
-SWE_AGENT_SYSTEM = "You are a helpful assistant that can interact with a computer to solve tasks."
-SWE_AGENT_INSTANCE = """<uploaded_files>
-{workdir}
-</uploaded_files>
-I've uploaded files in the directory {workdir}. Consider the following task description:
-
-<task_description>
-{instruction}
-</task_description>
-
-Can you help me implement the necessary changes in the {workdir} directory so that the requirements specified in the <task_description> are met?
-Follow these steps to resolve the task:
-1. As a first step, it might be a good idea to find and read what is relevant to the <task_description>
-2. Make the changes the task asks for, using the bash tool
-3. Check your result, and think about edge cases
-Your thinking should be thorough and so it's fine if it's very long."""
-SWE_AGENT_NO_OUTPUT = "Your command ran successfully and did not produce any output."
-#: The tools of SWE-agent's ``registry`` (bash), ``edit_anthropic`` (str_replace_editor) and
-#: ``submit`` bundles, as SWE-agent declares them to a function-calling model.
-SWE_AGENT_TOOLS = """## Tools
-- bash: run a bash command in the terminal; its output is returned. Arguments: {"command": "<the command>"}. Commands run one at a time and block until they finish (at most 60 seconds); do not start interactive programs.
-- submit: submit your work when the task is done. Arguments: {}."""
-SWE_AGENT_EDITOR_TOOL = """- str_replace_editor: view, create and edit files under {root} (absolute paths). Arguments: {{"command": "view" | "create" | "str_replace" | "insert" | "undo_edit", "path": ..., plus "file_text" (create), "old_str" and "new_str" (str_replace), "insert_line" and "new_str" (insert), "view_range" (view)}}. `view` shows a file numbered like `cat -n` or a directory 2 levels deep; `create` refuses an existing file; `old_str` must match exactly one place."""
-#: SWE-agent calls tools natively; here one call is written as a JSON object (as terminal_use).
-SWE_AGENT_CALLING = """## How to call a tool
-Think as long as you need, then end your reply with exactly one tool call as a JSON object: {"name": "<tool>", "arguments": {...}}."""
-SWE_AGENT_BASH_TIMEOUT_S = 60.0
-#: The calling section when the endpoint takes the tools natively (the paper's setting).
-SWE_AGENT_NATIVE = """## How to call a tool
-Think as long as you need, then call exactly one tool."""
-
-
-class SWEAgentHarness(_TerminalHarness):
-    """SWE-agent's default scaffold (the paper's Section 3.1 comparison): bash only, or bash +
-    ``str_replace_editor`` with the env option ``tools=bash+editor``; ``OBSERVATION:`` turns,
-    full history, ``submit`` ends the episode. What differs from Terminus (docs/terminal.md,
-    "Scaffolds"): a bash command blocks until it ends and its output is the observation (no
-    keystrokes, no screen, no waits), one tool call per reply, no completion check."""
-
-    name = "swe-agent"
-    base_prompt = SWE_AGENT_SYSTEM
-
-    def system_prompt(self) -> str:
-        text = with_variant(self.base_prompt, self.variant) + "\n\n" + SWE_AGENT_TOOLS
-        if self.tools == "bash+editor":
-            text += "\n" + SWE_AGENT_EDITOR_TOOL.format(root=self.root)
-        calling = SWE_AGENT_NATIVE if self.call_form == "native" else SWE_AGENT_CALLING
-        return f"{text}\n\n{calling}"
-
-    def native_tools(self) -> list[dict[str, Any]] | None:
-        """SWE-agent's ``bash``, ``submit`` (and ``str_replace_editor``), as it declares them."""
-        tools = [
-            _function("bash", "Run a bash command in the terminal; its output is returned.",
-                      _closed_object({"command": {"type": "string"}}, ["command"])),
-            _function("submit", "Submit your work when the task is done.", _closed_object({}, [])),
-        ]  # fmt: skip
-        if self.tools == "bash+editor":
-            tools.append(_function("str_replace_editor", EDITOR_DESCRIPTION, EDITOR_SCHEMA))
-        return tools
-
-    def parse_calls(self, calls: Sequence[Any], text: str) -> ParsedAction:
-        def as_text(name: str, arguments: dict[str, Any]) -> ParsedAction:
-            return self._parse(json.dumps({"name": name, "arguments": arguments}))
-
-        return self._native(calls, text, as_text)
-
-    def format_observation(self, observation: str, info: dict[str, Any]) -> str:
-        if self._first(observation, info):
-            return SWE_AGENT_INSTANCE.format(workdir=self.root, instruction=info["instruction"])
-        if info.get("valid") is False:
-            return f"OBSERVATION:\nInvalid tool call: {self._invalid_reason(info)}"
-        output = str(info.get("output") or "").strip()
-        if info.get("block_timed_out"):
-            output += f"\n[the command did not finish within {SWE_AGENT_BASH_TIMEOUT_S:.0f} s]"
-        text = f"OBSERVATION:\n{output}" if output else SWE_AGENT_NO_OUTPUT
-        if info.get("intervention_message"):
-            text += f"\n\n{info['intervention_message']}"
-        return text
-
-    def constraint(self, observation: str, info: dict[str, Any]) -> Constraint | None:
-        """One tool call object: ``{"name": "bash"|"submit"|"str_replace_editor", ...}``."""
-        names = ["bash", "submit"] + (["str_replace_editor"] if self.tools == "bash+editor" else [])
-        # each tool's own arguments: with a bare {"type": "object"} the embedded model wrote
-        # {"command_list": [1]} for bash 10 times in 10 (issue 42's measurement)
-        shapes: list[dict[str, Any]] = [
-            _closed_object({"command": {"type": "string", "minLength": 1}}, ["command"]),
-            _closed_object({}, []),  # submit
-        ]
-        if self.tools == "bash+editor":
-            shapes.append(EDITOR_SCHEMA)
-        schema = _closed_object(
-            {"name": {"type": "string", "enum": names}, "arguments": {"anyOf": shapes}},
-            ["name", "arguments"],
-        )
-        return Constraint(name="swe-agent tool call", json_schema=schema)
-
-    def _parse(self, text: str) -> ParsedAction:
-        data, why = _json_object(text)
-        if data is None:
-            return ParsedAction(None, f"no tool call ({why})")
-        name, arguments = data.get("name"), data.get("arguments", {})
-        if not isinstance(arguments, dict):
-            return ParsedAction(None, "'arguments' must be an object")
-        thought = text[: text.find("{")].strip() or None  # what the model wrote before its call
-        if name == "submit":
-            return ParsedAction(
-                json.dumps({"commands": [], "task_complete": True}), reasoning=thought
-            )
-        if name == "str_replace_editor":
-            if self.tools != "bash+editor":
-                return ParsedAction(None, "str_replace_editor is not available (tools=bash)")
-            editor = {"editor": arguments, "task_complete": False}
-            return ParsedAction(json.dumps(editor), reasoning=thought)
-        if name != "bash":
-            return ParsedAction(None, f"unknown tool {name!r}: use bash, submit"
-                                + (" or str_replace_editor" if self.tools == "bash+editor" else ""))  # fmt: skip
-        command = arguments.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return ParsedAction(None, "bash needs a non-empty 'command' string")
-        keystrokes = command if command.endswith("\n") else command + "\n"
-        step = {"keystrokes": keystrokes, "duration": SWE_AGENT_BASH_TIMEOUT_S, "block": True}
-        return ParsedAction(
-            json.dumps({"commands": [step], "task_complete": False}), reasoning=thought
-        )

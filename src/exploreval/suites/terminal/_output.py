@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 
@@ -126,3 +128,33 @@ def bwrap_child_pid(status: bytes) -> int | None:
         if isinstance(value, dict) and "child-pid" in value:
             return int(value["child-pid"])
     return None
+
+
+async def communicate_capped(
+    proc: asyncio.subprocess.Process, data: bytes, limit: int
+) -> tuple[str, str]:
+    """Feed stdin, read stdout/stderr keeping at most ``limit`` bytes of each, wait."""
+
+    async def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if data:
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+            proc.stdin.close()
+
+    async def drain(stream: asyncio.StreamReader | None) -> str:
+        assert stream is not None
+        kept = bytearray()
+        over = False
+        while chunk := await stream.read(65536):
+            room = limit + 1 - len(kept)
+            if room > 0:
+                kept += chunk[:room]
+            over = over or len(kept) > limit
+        text = bytes(kept[:limit]).decode("utf-8", errors="replace")
+        return text + (CAPPED if over else "")
+
+    _, out, err = await asyncio.gather(feed(), drain(proc.stdout), drain(proc.stderr))
+    await proc.wait()
+    return out, err

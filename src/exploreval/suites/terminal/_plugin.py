@@ -134,24 +134,24 @@ def register() -> None:
     register_step_view(FAMILY, f"{_M}._viewer:step_view")
     register_step_annotations(FAMILY, f"{_M}._viewer:step_annotations", name="terminal_detection")
     own_pass_at_k(FAMILY)  # its own pass/discovery/interaction@k section, by terminal task id
-    for name, cls, description in (
+    for name, where, description in (
         (
             "terminal_use",
-            "TerminalUseHarness",
+            "_harness:TerminalUseHarness",
             "the paper's terminal_use tool (App. E, Fig. 10; benchmark=appworld|swe-bench: Figs. 11-12)",
         ),
-        ("default", "TerminalUseHarness", "= terminal_use"),
-        ("terminus-1", "Terminus1Harness", "Terminus 1 JSON, blocking commands"),
-        ("terminus-2", "Terminus2Harness", "Terminus 2 JSON, completion confirmed twice"),
-        ("terminus", "Terminus2Harness", "= terminus-2 (earlier name)"),
+        ("default", "_harness:TerminalUseHarness", "= terminal_use"),
+        ("terminus-1", "_terminus:Terminus1Harness", "Terminus 1 JSON, blocking commands"),
+        ("terminus-2", "_terminus:Terminus2Harness", "Terminus 2 JSON, completion confirmed twice"),
+        ("terminus", "_terminus:Terminus2Harness", "= terminus-2 (earlier name)"),
         (
             "swe-agent",
-            "SWEAgentHarness",
+            "_swe_agent:SWEAgentHarness",
             "SWE-agent's default scaffold: bash (+ str_replace_editor "
             "with tools=bash+editor), OBSERVATION turns, submit",
         ),
     ):
-        register_harness(name, f"{_M}._harness:{cls}", families=(FAMILY,), description=description)
+        register_harness(name, f"{_M}.{where}", families=(FAMILY,), description=description)
     for name, (entries, description) in named_suites().items():
         register_suite(name, entries, description)
 

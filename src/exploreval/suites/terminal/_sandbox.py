@@ -33,272 +33,53 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import json
 import os
-import posixpath
 import shutil
 import signal
 import stat
 import subprocess
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from exploreval.core import scratch_dir, scratch_root, spawn_tied
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._fileevents import FileWatcher
-from exploreval.suites.terminal._limits import Limits, UidLease, sample_tree
+from exploreval.suites.terminal._limits import UidLease, sample_tree
 from exploreval.suites.terminal._network import EpisodeNetwork, SlirpNet, data_fd
-from exploreval.suites.terminal._output import (
-    CAPPED,
-    PASTE_THRESHOLD,
-    bwrap_child_pid,
-    key_name,
-    new_output,
-    strip_trailing_blank,
-    truncate_middle,
-)
+from exploreval.suites.terminal._output import bwrap_child_pid, communicate_capped
+from exploreval.suites.terminal._pane import PaneMixin
 from exploreval.suites.terminal._rootfs import (
     EpisodeDisk,
     MountError,
     kill_uid,
     wait_gone,
 )
+from exploreval.suites.terminal._sandbox_argv import bwrap_root_args
+from exploreval.suites.terminal._sandbox_config import (
+    BASHRC,
+    BASHRC_PATH,
+    CTL_DIR,
+    PANE_RAW,
+    SANDBOX_PATH,
+    SANDBOX_SHELL,
+    SERVICE_WRAPPER,
+    TMUX_CONF,
+    TMUX_SOCK,
+    EndReason,
+    ExecResult,
+    SandboxConfig,
+    check_traversable,
+    chown_tree,
+    read_plain_file,
+    tmux_conf,
+)
 from exploreval.suites.terminal._system import require_system
 from exploreval.suites.terminal._userns import DOCKER_CAPS, ManyUsers
 
-_CTL = "/tmp/.exploreval"
-_SOCK = f"{_CTL}/tmux.sock"
-_TMUX_CONF = f"{_CTL}/tmux.conf"
-_BASHRC_PATH = f"{_CTL}/bashrc"
-#: Where the pane's shell records that it printed a prompt (the blocking-command marker).
-_PROMPT_MARK = f"{_CTL}/prompt"
-_PANE_RAW = f"{_CTL}/pane.raw"
-#: Read-only dir of harness helpers inside a host-system sandbox: the ``python`` shim (images
-#: ``FROM python:*`` have ``python``; Debian has only ``python3``).
-SHIM_DIR = "/opt/exploreval/bin"
-_PATH = f"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{SHIM_DIR}"
-_SHELLS = frozenset({"bash", "sh", "dash"})
-#: Paths the work dir may not be bound at (system, harness and test mounts).
-_RESERVED = ("/usr", "/etc", "/proc", "/dev", "/tmp", "/tests", "/logs", "/opt/exploreval",
-             "/bin", "/lib", "/lib64", "/sbin", "/root")  # fmt: skip
-#: The pane's shell rc file: the prompt, and a prompt marker the host reads to know a
-#: command line finished (Terminus 1's blocking commands). Nothing is typed into the pane and
-#: nothing is printed on it; the variable is not exported to the agent's programs.
-_BASHRC = (
-    "[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n"
-    "PS1='root@\\h:\\w# '\n"
-    "__exploreval_n=0\n"
-    "PROMPT_COMMAND='__exploreval_n=$((__exploreval_n+1)); "
-    f'printf "%s %s\\n" $$ $__exploreval_n > {_PROMPT_MARK} 2>/dev/null\'\n'
-)
 
-#: How a service's command runs: its output appended to the service log, its exit status kept.
-_SERVICE_WRAPPER = f'"$@" >> {_CTL}/service.log 2>&1 < /dev/null; echo $? > {_CTL}/service.exit'
-
-EndReason = Literal["", "closed", "exited", "wall", "cpu", "memory", "nproc", "start_failed"]
-
-
-class SandboxConfig(BaseModel):
-    """Everything a sandbox needs, independent of any task format."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
-    schema_version: int = 2
-    #: Host directory copied fresh into the episode's work dir (None: it starts empty). With an
-    #: ``image``, the image already holds the work dir and this is ignored.
-    workdir_template: Path | None = None
-    #: Where the work dir is bound inside and the shell starts (the task's WORKDIR).
-    workdir: str = "/app"
-    #: Host directory made visible read-only at /tests only in the verification run.
-    tests_dir: Path | None = None
-    #: A built image's root file system (``._image``): the sandbox's copy-on-write root. None:
-    #: this machine's system, read-only (the built-in tasks).
-    image: Path | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    limits: Limits = Field(default_factory=Limits)
-    #: The episode's whole writable space (work dir, /tmp, /root, or the image's changes), MB.
-    disk_mb: int = Field(default=2048, ge=16)
-    #: A network for the agent's sandbox: user-mode (slirp4netns), the host's loopback blocked.
-    network: bool = False
-    width: int = Field(default=160, ge=20, le=1000)
-    height: int = Field(default=40, ge=5, le=500)
-    history_limit: int = Field(default=100_000, ge=100)
-    max_output_bytes: int = Field(default=10_000, ge=100)
-    #: Record what the pane showed for an asciinema cast v2 file.
-    record_cast: bool = True
-    #: Watch the work dir with inotify for file-access evidence.
-    watch_files: bool = True
-    #: Give the sandbox a writable /logs (Harbor tasks write /logs/verifier/reward.txt).
-    logs_dir: bool = False
-    hostname: str = "sandbox"
-    #: A compose service: this argv runs as the sandbox's process (its output in the service
-    #: log) instead of the agent's tmux server and shell. Empty: the agent's sandbox.
-    command: tuple[str, ...] = ()
-    #: ``many``: the root of an image sandbox has other users and Docker's capabilities inside
-    #: its own user namespace (``._userns``); ``one``: one uid, no capability.
-    users: Literal["one", "many"] = "one"
-
-    @model_validator(mode="after")
-    def _workdir(self) -> SandboxConfig:
-        value = self.workdir
-        norm = posixpath.normpath(value) if value else ""
-        if not value.startswith("/") or ".." in value.split("/"):
-            raise ValueError(f"workdir {value!r} must be an absolute directory path")
-        if self.image is None:  # the work dir is a mount over this machine's system
-            if norm in ("/", "//"):
-                raise ValueError(f"workdir {value!r} must not be '/' on the host system")
-            for reserved in _RESERVED:
-                if norm == reserved or norm.startswith(reserved + "/"):
-                    raise ValueError(
-                        f"workdir {value!r} is inside {reserved}, which the sandbox reserves "
-                        "(system, tests, logs or harness files); use a path such as /app"
-                    )
-        if self.image is None and self.users == "many":
-            raise ValueError("users='many' needs an image: the host system has one set of users")
-        if self.image is not None and (norm in ("/tests", "/logs")
-                                       or norm.startswith(("/tests/", "/opt/exploreval"))):  # fmt: skip
-            raise ValueError(f"workdir {value!r} is where the verification mounts its files")
-        object.__setattr__(self, "workdir", norm if norm != "//" else "/")
-        return self
-
-
-class ExecResult(BaseModel):
-    schema_version: int = 1
-    argv: list[str]
-    returncode: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool = False
-    duration_s: float = 0.0
-
-
-class Observation(BaseModel):
-    """What the agent is shown after a step (terminal_use / Terminus semantics)."""
-
-    schema_version: int = 1
-    kind: Literal["new_output", "screen"]
-    text: str
-    in_progress: bool
-    truncated_bytes: int = 0
-
-    @property
-    def truncated(self) -> bool:
-        return self.truncated_bytes > 0
-
-    def render(self) -> str:
-        title = "New Terminal Output" if self.kind == "new_output" else "Current Terminal Screen"
-        return f"{title}:\n{self.text}"
-
-
-_SHELL = f"bash --noprofile --rcfile {_BASHRC_PATH} -i"
-
-
-def _tmux_conf(config: SandboxConfig) -> bytes:
-    return (
-        f"set -g history-limit {config.history_limit}\n"
-        "set -g exit-empty off\n"
-        "set -g status off\n"
-        "set -g remain-on-exit off\n"
-        "set -g escape-time 0\n"
-        "set -g default-terminal tmux-256color\n"
-    ).encode()
-
-
-def _check_traversable(path: Path) -> None:
-    for parent in [path, *path.parents]:
-        if not os.stat(parent).st_mode & 0o001:
-            raise SandboxError(
-                f"the sandbox's scratch directory {path} is not reachable by the sandbox's "
-                f"unprivileged uid: {parent} lacks the others-execute bit (chmod o+x {parent}, "
-                "or point EXPLOREVAL_SCRATCH at a directory under /tmp)"
-            )
-
-
-def _chown_tree(root: Path, uid: int) -> None:
-    os.lchown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, name), uid, uid)
-
-
-def read_plain_file(directory: Path, name: str, limit: int = 1_000_000, offset: int = 0) -> bytes:
-    """Read ``directory/name`` written by the sandbox: no symbolic link followed, a regular file
-    only (a FIFO or device the agent put there is never opened for real), at most ``limit``
-    bytes from ``offset``; b"" when absent or not a plain file."""
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
-        )
-    except OSError:
-        return b""
-    finally:
-        os.close(dir_fd)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        if offset:
-            os.lseek(fd, offset, os.SEEK_SET)
-        return os.read(fd, limit)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
-def bwrap_root_args(
-    *,
-    image_root: Path | None,
-    disk: EpisodeDisk,
-    workdir: str,
-    env: dict[str, str],
-    hostname: str,
-    share_net: bool = False,
-    many_users: ManyUsers | None = None,
-) -> list[str]:
-    """The part of a bwrap command line that is the same for the agent's sandbox and the
-    verifier's: namespaces, capabilities, identity, root file system, work dir, /tmp, $HOME.
-    ``share_net``: every namespace but the network one is new (the caller entered the network
-    namespace to share). ``many_users``: join that user namespace (its fd passed to bwrap),
-    root with Docker's capabilities inside it; else a new one-uid namespace, no capability."""
-    user = ["--userns", str(many_users.fd)] if many_users is not None else ["--unshare-user"]
-    unshare = [*user, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not share_net:
-        unshare.append("--unshare-net")
-    caps = ["--cap-drop", "ALL"]
-    for cap in DOCKER_CAPS if many_users is not None else ():
-        caps += ["--cap-add", cap]
-    argv = [
-        "bwrap", *unshare, "--die-with-parent", "--new-session", *caps,
-        "--uid", "0", "--gid", "0", "--hostname", hostname, "--clearenv",
-    ]  # fmt: skip
-    if image_root is not None:
-        argv += ["--bind", str(image_root), "/", "--proc", "/proc", "--dev", "/dev"]
-    else:
-        argv += [
-            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-            "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-            "--proc", "/proc", "--dev", "/dev",
-            "--bind", str(disk.disk / "tmp"), "/tmp",
-            "--bind", str(disk.disk / "root"), "/root",
-            "--dir", SHIM_DIR, "--symlink", "/usr/bin/python3", f"{SHIM_DIR}/python",
-            "--bind", str(disk.disk / "app"), workdir,
-        ]  # fmt: skip
-    for key, value in env.items():
-        argv += ["--setenv", key, value]
-    return argv
-
-
-class Sandbox:
+class Sandbox(PaneMixin):
     """One live sandbox. Create with ``await Sandbox.start(config)``; always ``await close()``."""
 
     def __init__(self, config: SandboxConfig) -> None:
@@ -349,7 +130,7 @@ class Sandbox:
     def base_env(self) -> dict[str, str]:
         """The environment of everything in the sandbox (the pane, exec), task variables last."""
         return {
-            "PATH": _PATH,
+            "PATH": SANDBOX_PATH,
             "HOME": "/root",
             "LANG": "C.UTF-8",
             "TERM": "tmux-256color",
@@ -403,7 +184,7 @@ class Sandbox:
         os.chmod(root, 0o711)  # the sandbox uid traverses (never lists) the path to its files
         self.scratch = scratch_dir("terminal")
         os.chmod(self.scratch, 0o711)
-        _check_traversable(self.scratch)
+        check_traversable(self.scratch)
         try:
             disk = self.disk = EpisodeDisk(self.scratch, uid=uid, quota_mb=self.config.disk_mb)
         except MountError as exc:
@@ -435,7 +216,7 @@ class Sandbox:
                 shutil.copytree(template, app, symlinks=True, dirs_exist_ok=True)
             if prepare is not None:
                 prepare(app)
-            _chown_tree(app, uid)
+            chown_tree(app, uid)
             disk.owned_dir(disk.disk / "tmp", 0o1777)
             disk.owned_dir(disk.disk / "root", 0o700)
             self.host_workdir = app
@@ -444,8 +225,8 @@ class Sandbox:
             disk.owned_dir(self.host_logs / "verifier")
             disk.owned_dir(self.host_logs / "agent")
         for text, target in (
-            (_tmux_conf(self.config), _TMUX_CONF),
-            (_BASHRC.encode(), _BASHRC_PATH),
+            (tmux_conf(self.config), TMUX_CONF),
+            (BASHRC.encode(), BASHRC_PATH),
         ):
             path = self._host(target)
             path.write_bytes(text)
@@ -478,7 +259,7 @@ class Sandbox:
                     share_net=shared is not None,
                     many_users=self.many_users,
                 ),
-                "--bind", str(self.host_ctl), _CTL,
+                "--bind", str(self.host_ctl), CTL_DIR,
             ]  # fmt: skip
             if self.host_logs is not None:
                 argv += ["--bind", str(self.host_logs), "/logs"]
@@ -500,9 +281,9 @@ class Sandbox:
                 argv += ["--remount-ro", "/"]
             if self.config.command:
                 # a service: its process, its output and its exit status in the control dir
-                argv += ["--", "/bin/sh", "-c", _SERVICE_WRAPPER, "service", *self.config.command]
+                argv += ["--", "/bin/sh", "-c", SERVICE_WRAPPER, "service", *self.config.command]
             else:
-                argv += ["--", "tmux", "-D", "-f", _TMUX_CONF, "-S", _SOCK]
+                argv += ["--", "tmux", "-D", "-f", TMUX_CONF, "-S", TMUX_SOCK]
             # joining a shared network needs the host's root for nsenter, then the sandbox's uid
             identity: dict[str, Any] = (
                 {} if shared is not None
@@ -517,7 +298,7 @@ class Sandbox:
                     stderr=log,
                     pass_fds=tuple(fd for fd in fds if fd not in (status_r, block_w))
                     + ((self.many_users.fd,) if self.many_users is not None else ()),
-                    env={"PATH": _PATH},
+                    env={"PATH": SANDBOX_PATH},
                     **identity,
                 )
             os.close(status_w)
@@ -544,10 +325,10 @@ class Sandbox:
         # recording. The session's environment comes from the client's: the sandbox's own.
         session = [
             "new-session", "-d", "-s", "main", "-x", str(self.config.width),
-            "-y", str(self.config.height), "-c", workdir, "-P", "-F", "#{pane_id}", _SHELL,
+            "-y", str(self.config.height), "-c", workdir, "-P", "-F", "#{pane_id}", SANDBOX_SHELL,
         ]  # fmt: skip
         if self.config.record_cast:
-            session += [";", "pipe-pane", "-t", "main", "-o", f"cat >> {_PANE_RAW}"]
+            session += [";", "pipe-pane", "-t", "main", "-o", f"cat >> {PANE_RAW}"]
         out = await self._tmux(*session)
         self._pane = out.strip().splitlines()[0]
         self.start_phases["session"] = time.perf_counter() - t1
@@ -592,8 +373,8 @@ class Sandbox:
 
     def _host(self, path: str) -> Path:
         """The host path of a file in the control dir (``/tmp/.exploreval`` inside)."""
-        assert self.host_ctl is not None and path.startswith(_CTL)
-        return self.host_ctl / path[len(_CTL) :].lstrip("/")
+        assert self.host_ctl is not None and path.startswith(CTL_DIR)
+        return self.host_ctl / path[len(CTL_DIR) :].lstrip("/")
 
     def _bwrap_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -603,7 +384,7 @@ class Sandbox:
         while time.monotonic() < deadline:
             assert self.host_ctl is not None
             with contextlib.suppress(OSError):
-                if stat.S_ISSOCK(os.lstat(self._host(_SOCK)).st_mode):
+                if stat.S_ISSOCK(os.lstat(self._host(TMUX_SOCK)).st_mode):
                     return
             if not self._bwrap_running():
                 break
@@ -856,7 +637,7 @@ class Sandbox:
         t0 = time.perf_counter()
         try:
             out, err = await asyncio.wait_for(
-                _communicate_capped(proc, input or b"", max_output_bytes), timeout=timeout + 10
+                communicate_capped(proc, input or b"", max_output_bytes), timeout=timeout + 10
             )
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -867,137 +648,6 @@ class Sandbox:
         if returncode is not None and returncode < 0:
             returncode = 128 - returncode
         return returncode, out, err, time.perf_counter() - t0
-
-    # -- tmux ------------------------------------------------------------------------
-    async def _tmux(self, *args: str, input: bytes | None = None, timeout: float = 10) -> str:
-        """One tmux client command, run *inside* the sandbox: whatever the agent configured on
-        its server (hooks that save or load buffers, run-shell) can act only in the sandbox."""
-        if not self.child_pid or self.terminated:
-            raise SandboxError("sandbox not running")
-        returncode, out, err, _ = await self._run_inside(
-            ["tmux", "-S", _SOCK, *args],
-            env=self.env,
-            cwd="/",
-            timeout=timeout,
-            input=input,
-            max_output_bytes=4_000_000,
-        )
-        if returncode != 0 or err.startswith("access not allowed"):
-            raise SandboxError(
-                f"tmux {args[0]} failed ({self.end_reason or 'sandbox running'}): {err.strip()}"
-            )
-        return out
-
-    async def send_keys(self, keystrokes: str, *, wait: float = 0.0) -> None:
-        """Type ``keystrokes`` into the pane, then wait ``wait`` seconds.
-
-        A string that is exactly one tmux key name (``C-c``, ``^C``, ``Up``, ``Escape``, ``F1``...)
-        is sent as that key; anything else literally (``\\n`` = Enter). Texts above a few KB go
-        through load-buffer/paste-buffer, which has no length limit.
-        """
-        if not self.alive:
-            raise SandboxError(f"sandbox ended ({self.end_reason or 'terminated'})")
-        key = key_name(keystrokes)
-        if key is not None:
-            await self._tmux("send-keys", "-t", self._pane, key)
-        elif len(keystrokes.encode()) > PASTE_THRESHOLD:
-            name = f"paste-{uuid.uuid4().hex[:8]}"
-            await self._tmux("load-buffer", "-b", name, "-", input=keystrokes.encode())
-            await self._tmux("paste-buffer", "-d", "-r", "-b", name, "-t", self._pane)
-        elif keystrokes:
-            await self._tmux("send-keys", "-t", self._pane, "-l", "--", keystrokes)
-        if wait > 0:
-            await self.wait(wait)
-
-    def _prompt_mark(self) -> bytes:
-        """What the pane's shell last wrote when it printed a prompt (see ``_BASHRC``)."""
-        if self.host_ctl is None:
-            return b""
-        return read_plain_file(self.host_ctl, "prompt", limit=4096)
-
-    async def run_blocking(self, keystrokes: str, *, timeout: float) -> bool:
-        """Type ``keystrokes`` and wait until the shell prints its next prompt (the command
-        line finished) or ``timeout`` seconds pass; True when it finished.
-
-        Completion is read from a file the shell's ``PROMPT_COMMAND`` rewrites at every prompt
-        (host side, in the control dir): no marker is typed into the pane or shown on it. A
-        program that never returns to the shell (an editor, a REPL) waits out the timeout.
-        """
-        before = self._prompt_mark()
-        await self.send_keys(keystrokes)
-        deadline = time.monotonic() + timeout
-        while self.alive:
-            mark = self._prompt_mark()
-            if mark != before and mark.endswith(b"\n"):  # a complete, new prompt record
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.02)
-        return False
-
-    async def wait(self, seconds: float) -> None:
-        """Sleep, returning early if the sandbox ends."""
-        deadline = time.monotonic() + seconds
-        while self.alive:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            await asyncio.sleep(min(left, 0.05))
-
-    async def _capture(self, *, history: bool) -> str:
-        args = ["capture-pane", "-p", "-t", self._pane]
-        if history:
-            args += ["-S", "-", "-J"]
-        return strip_trailing_blank(await self._tmux(*args))
-
-    async def screen(self) -> str:
-        """The visible pane."""
-        return await self._capture(history=False)
-
-    async def history(self) -> str:
-        """The full scrollback plus the visible pane."""
-        return await self._capture(history=True)
-
-    async def current_command(self) -> str:
-        out = await self._tmux("display-message", "-p", "-t", self._pane, "#{pane_current_command}")
-        return out.strip()
-
-    async def in_progress(self, settle: float = 0.05) -> bool:
-        """Is a foreground command still running, or is the screen still changing?"""
-        before = await self.screen()
-        if (await self.current_command()) not in _SHELLS:
-            return True
-        await asyncio.sleep(settle)
-        return (await self.screen()) != before
-
-    async def new_output(self) -> str | None:
-        """History added since the last call (None: not a continuation; show the screen)."""
-        current = await self.history()
-        diff = new_output(self._last_history, current)
-        self._last_history = current
-        return diff
-
-    async def observe(self, mode: Literal["auto", "screen"] = "auto") -> Observation:
-        """What the agent sees: new output since the last observation (or the screen), truncated.
-
-        ``auto`` follows terminal_use / Terminus 2: the new history when it continues the last
-        one seen, else the current screen. ``screen`` always shows the visible pane.
-        """
-        progress = await self.in_progress()
-        diff = await self.new_output()
-        if self.config.record_cast:
-            self._cast_tick()
-        if mode == "auto" and diff is not None:
-            text, kind = diff, "new_output"
-        else:
-            text, kind = await self.screen(), "screen"
-        text, omitted = truncate_middle(text, self.config.max_output_bytes)
-        return Observation(
-            kind=kind,  # type: ignore[arg-type]
-            text=text,
-            in_progress=progress,
-            truncated_bytes=omitted,
-        )
 
     # -- file evidence -------------------------------------------------------------------
     def file_events(self) -> list[tuple[str, str]]:
@@ -1044,66 +694,3 @@ class Sandbox:
             timed_out=returncode in (None, 137) and took >= limit,
             duration_s=took,
         )
-
-    # -- asciinema -------------------------------------------------------------------------
-    def _cast_tick(self) -> None:
-        if self.host_ctl is None:
-            return
-        data = read_plain_file(
-            self.host_ctl, "pane.raw", limit=16_000_000, offset=self._cast_offset
-        )
-        if data:
-            self._cast_offset += len(data)
-            text = self._cast_decoder.decode(data)
-            if text:
-                self._cast_events.append((time.monotonic() - self.started_at, text))
-
-    def flush_cast(self) -> None:
-        """Read what the pane printed since the last observation into the cast's events."""
-        if self.config.record_cast and self.child_pid and not self._closed:
-            self._cast_tick()
-
-    def cast(self, title: str = "") -> str:
-        """The episode's pane as an asciinema cast v2 document (header line + events)."""
-        header: dict[str, Any] = {
-            "version": 2,
-            "width": self.config.width,
-            "height": self.config.height,
-            "timestamp": int(self.started_wall),
-            "env": {"SHELL": "/bin/bash", "TERM": "tmux-256color"},
-        }
-        if title:
-            header["title"] = title
-        lines = [json.dumps(header)]
-        lines += [json.dumps([round(t, 6), "o", text]) for t, text in self._cast_events]
-        return "\n".join(lines) + "\n"
-
-
-async def _communicate_capped(
-    proc: asyncio.subprocess.Process, data: bytes, limit: int
-) -> tuple[str, str]:
-    """Feed stdin, read stdout/stderr keeping at most ``limit`` bytes of each, wait."""
-
-    async def feed() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            if data:
-                proc.stdin.write(data)
-                await proc.stdin.drain()
-            proc.stdin.close()
-
-    async def drain(stream: asyncio.StreamReader | None) -> str:
-        assert stream is not None
-        kept = bytearray()
-        over = False
-        while chunk := await stream.read(65536):
-            room = limit + 1 - len(kept)
-            if room > 0:
-                kept += chunk[:room]
-            over = over or len(kept) > limit
-        text = bytes(kept[:limit]).decode("utf-8", errors="replace")
-        return text + (CAPPED if over else "")
-
-    _, out, err = await asyncio.gather(feed(), drain(proc.stdout), drain(proc.stderr))
-    await proc.wait()
-    return out, err

@@ -33,9 +33,11 @@ from exploreval.suites.terminal._contract import (
     ServiceCondition,
     ServiceSpec,
 )
+from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._limits import Limits
 from exploreval.suites.terminal._network import EpisodeNetwork
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxConfig, SandboxError
+from exploreval.suites.terminal._sandbox import Sandbox
+from exploreval.suites.terminal._sandbox_config import SandboxConfig
 
 #: How long a ``service_completed_successfully`` dependency may run before it counts as failed.
 COMPLETION_TIMEOUT_S = 600.0

@@ -246,13 +246,10 @@ async def run_verifier(
     namespace (Terminal-Bench's semantics for servers the tests talk to). ``index_url``: the
     package index (simple API) the audit checks test tools the agent installed against;
     ``tools``: the distributions the task's test scripts install (:mod:`._index`)."""
-    from exploreval.suites.terminal._sandbox import (
-        SandboxError,
-        SlirpNet,
-        bwrap_root_args,
-        data_fd,
-        read_plain_file,
-    )
+    from exploreval.suites.terminal._errors import SandboxError
+    from exploreval.suites.terminal._network import SlirpNet, data_fd
+    from exploreval.suites.terminal._sandbox_argv import bwrap_root_args
+    from exploreval.suites.terminal._sandbox_config import read_plain_file
 
     if not sandbox.terminated and not keep_agent:
         raise SandboxError("terminate() the agent's sandbox before verifying it")

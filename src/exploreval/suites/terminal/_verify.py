@@ -42,9 +42,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._audit import VerificationAudit
+from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._index import DEFAULT_INDEX, requested_tools
 from exploreval.suites.terminal._output import truncate_middle
-from exploreval.suites.terminal._sandbox import Sandbox, SandboxError
+from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sealed import (
     harness_files,
     pristine_pip_env,
