@@ -221,3 +221,105 @@ def test_every_any_return_says_why() -> None:
             if not lines[j - 1].strip().startswith("# -> Any:"):
                 unexplained.append(f"{path.relative_to(root)}:{i + 1}")
     assert unexplained == []
+
+
+#: One concept per file (issue 45): the largest module a reader must hold at once.
+MAX_SOURCE_LINES = 700
+
+
+def test_no_source_file_is_above_700_lines() -> None:
+    sizes = {
+        str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in SRC.rglob("*.py")
+    }
+    over = {name: n for name, n in sizes.items() if n > MAX_SOURCE_LINES}
+    assert not over, f"split these along their seams: {over}"
+    assert len(sizes) > 250  # really the whole tree
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Every module of ``src/`` and the modules it imports: anywhere in the file, lazily in a
+    function or for types only (a circle through a type annotation is still a circle to read)."""
+    root = SRC.parent
+    modules: dict[str, Path] = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Issue 45: no module circle, not even through a lazy or a type-only import; the shared
+    part goes down a level (``core/_deferred.py``) or becomes a protocol (``RunState``)."""
+    graph = _module_imports()
+    assert sum(len(targets) for targets in graph.values()) > 800  # the imports were read
+    assert "exploreval.core._envs" in graph["exploreval.core._gym"]
+    assert _circles(graph) == []
