@@ -76,7 +76,7 @@ def test_a_newer_spec_version_is_refused_with_what_to_do() -> None:
     data = {"spec_version": 3, "suites": [{"env_id": GRID}], "agents": [{"agent": "random"}]}
     with pytest.raises(SpecError, match=r"exp.yaml: spec_version 3 is newer.*upgrade"):
         spec_from_dict(data, "exp.yaml")
-    with pytest.raises(SpecError, match=r"spec_version: expected a positive integer"):
+    with pytest.raises(SpecError, match=r"exp.yaml: spec_version must be a positive integer"):
         spec_from_dict({**data, "spec_version": "two"}, "exp.yaml")
 
 

@@ -113,6 +113,7 @@ if TYPE_CHECKING:
         register_suite,
     )
     from exploreval.core._version import VERSION
+    from exploreval.core._versions import migrate_versions
 
 _EXPORTS: dict[str, str] = {
     "DEFAULT_API_KEY_ENV": "._run_options",
@@ -181,6 +182,7 @@ _EXPORTS: dict[str, str] = {
     "load_record": "._records",
     "make_env": "._envs",
     "migrate_record": "._records",
+    "migrate_versions": "._versions",
     "named_suite": "._suites",
     "plugin_failures": "._plugins",
     "bound_process_pool": "._lifecycle",
@@ -282,6 +284,7 @@ __all__ = [
     "load_record",
     "make_env",
     "migrate_record",
+    "migrate_versions",
     "named_suite",
     "plugin_failures",
     "reap_stale_scratch",

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from exploreval.core._versions import migrate_versions
+
 #: Bump on any change to ``EpisodeRecord``; add the migration from the previous version below.
 SCHEMA_VERSION = 3
 
@@ -336,17 +338,7 @@ MIGRATIONS: dict[int, Any] = {1: _v1_to_v2, 2: _v2_to_v3}
 def migrate_record(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a stored record dict up to ``SCHEMA_VERSION`` (older versions are migrated, not
     rejected); a record newer than this exploreval raises ``ValueError``."""
-    version = data.get("schema_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ValueError(f"schema_version must be a positive integer, got {version!r}")
-    if version > SCHEMA_VERSION:
-        raise ValueError(
-            f"schema_version {version} is newer than this exploreval ({SCHEMA_VERSION}); upgrade"
-        )
-    while version < SCHEMA_VERSION:
-        data = MIGRATIONS[version](data)
-        version = data["schema_version"]
-    return data
+    return migrate_versions(data, field="schema_version", current=SCHEMA_VERSION, steps=MIGRATIONS)
 
 
 def load_record(data: dict[str, Any]) -> EpisodeRecord:

@@ -277,6 +277,7 @@ class ExperimentSpec(BaseModel):
         description="USD per 1M tokens by model name, on top of the built-in table",
     )
 
+    # -> Any: pydantic's raw input (a mapping is migrated, anything else left to validation)
     @model_validator(mode="before")
     @classmethod
     def _migrate(cls, data: Any) -> Any:

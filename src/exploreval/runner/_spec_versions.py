@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exploreval.core import migrate_versions
 from exploreval.runner._errors import SpecError
 
 #: Bump on any rename in the experiment file; add the step from the previous version below.
@@ -42,6 +43,7 @@ def _renamed(entry: dict[str, Any], names: dict[str, str], where: str) -> dict[s
     return out
 
 
+# -> Any: a suite entry as written (a mapping is renamed, anything else left to validation)
 def rename_suite_entry(entry: Any, where: str) -> Any:
     """A suite entry (or a named suite's registered entry) with v1 names brought to v2."""
     return _renamed(entry, _V1_SUITE, where) if isinstance(entry, dict) else entry
@@ -61,22 +63,16 @@ def _v1_to_v2(data: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-_STEPS = {1: _v1_to_v2}
-
-
 def migrate_spec(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
     """Bring an experiment mapping up to ``SPEC_VERSION``. A file without ``spec_version`` is
     read as v1, whose renames apply only where the old name is present, so a hand-written file
     with today's names needs no version line."""
-    version = data.get("spec_version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise SpecError(f"{source}: spec_version: expected a positive integer, got {version!r}")
-    if version > SPEC_VERSION:
-        raise SpecError(
-            f"{source}: spec_version {version} is newer than this exploreval reads "
-            f"({SPEC_VERSION}); upgrade exploreval"
-        )
-    while version < SPEC_VERSION:
-        data = _STEPS[version](data, source)
-        version += 1
-    return {**data, "spec_version": SPEC_VERSION}
+    try:
+        return migrate_versions(
+            data, field="spec_version", current=SPEC_VERSION,
+            steps={1: lambda d: _v1_to_v2(d, source)}, source=source,
+        )  # fmt: skip
+    except SpecError:
+        raise
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None

@@ -13,6 +13,7 @@ import codecs
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,21 +52,11 @@ class PaneMixin:
     _cast_events: list[tuple[float, str]]
     _cast_offset: int
     _cast_decoder: codecs.IncrementalDecoder
+    #: ``argv`` run inside the sandbox: (returncode, stdout, stderr, seconds).
+    _run_inside: Callable[..., Awaitable[tuple[int | None, str, str, float]]]
 
     @property
     def alive(self) -> bool:
-        raise NotImplementedError
-
-    async def _run_inside(
-        self,
-        argv: list[str],
-        *,
-        env: dict[str, str],
-        cwd: str,
-        timeout: float,
-        input: bytes | None,
-        max_output_bytes: int,
-    ) -> tuple[int | None, str, str, float]:
         raise NotImplementedError
 
     # -- tmux ------------------------------------------------------------------------
