@@ -159,6 +159,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """TIDE tables of a run (AUV with CIs, Loop Ratio, recall distance, Memory Index, windows)."""
         from exploreval.metrics.tide import (
+            MEMORY_INDEX_COLUMNS,
             SUMMARY_COLUMNS,
             EmbeddingUnavailableError,
             parse_identity,
@@ -182,17 +183,7 @@ def register(app: typer.Typer) -> None:
             _print_frame(
                 tables["tide_memory"],
                 "Memory Index (full - none)",
-                [
-                    "env_id",
-                    "preset",
-                    "agent",
-                    "auv_with",
-                    "auv_without",
-                    "mi",
-                    "mi_ci_low",
-                    "mi_ci_high",
-                    "tasks",
-                ],
+                ["env_id", "preset", "agent", *MEMORY_INDEX_COLUMNS],
             )
         if "tide_window" in tables:
             _print_frame(

@@ -457,6 +457,9 @@ def _window_table(run: _Trajectories) -> pd.DataFrame:
     return frame[counts >= 2].sort_values(["env_id", "preset", "agent", "window"])
 
 
+#: Columns of the Memory Index table after its keys, as the report and `exploreval tide` show them.
+MEMORY_INDEX_COLUMNS = ("auv_with", "auv_without", "mi", "mi_ci_low", "mi_ci_high", "tasks")
+
 #: Columns of the TIDE summary table, in the order the report and `exploreval tide` show them.
 SUMMARY_COLUMNS = (
     "env_id",

@@ -74,6 +74,7 @@ from exploreval.metrics._tide_state import (
     strip_patterns,
 )
 from exploreval.metrics._tide_tables import (
+    MEMORY_INDEX_COLUMNS,
     SUMMARY_COLUMNS,
     curves_table,
     loop_actions_table,
@@ -95,6 +96,7 @@ from exploreval.metrics._tide_tmax import (
 )
 
 __all__ = [
+    "MEMORY_INDEX_COLUMNS",
     "SUMMARY_COLUMNS",
     "T_MAX_ENV_VAR",
     "TrajectorySummary",

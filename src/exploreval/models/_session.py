@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from exploreval.core import (
     DEFAULT_API_KEY_ENV,
@@ -94,30 +94,26 @@ def release_local(model: str) -> None:
     LOCAL_SERVERS.release(model)
 
 
+class SessionOptions(TypedDict, total=False):
+    """What :func:`model_session` passes on to :func:`open_model_client` (its defaults)."""
+
+    base_url: str | None
+    api_key_env: str
+    cache_path: str | Path | None
+    max_connections: int
+    request_timeout: float
+    max_retries: int
+
+
 @contextlib.asynccontextmanager
 async def model_session(
-    model: str,
-    *,
-    base_url: str | None = None,
-    api_key_env: str = DEFAULT_API_KEY_ENV,
-    cache_path: str | Path | None = None,
-    max_connections: int = DEFAULT_CONCURRENCY,
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
-    max_retries: int = DEFAULT_MAX_RETRIES,
+    model: str, **options: Unpack[SessionOptions]
 ) -> AsyncIterator[ModelClient]:
     """A client for ``model`` for the duration of the block (local servers started and released)."""
-    local = is_local_model(model) and base_url is None
+    local = is_local_model(model) and options.get("base_url") is None
     if local:
-        base_url = await acquire_local(model)
-    client = open_model_client(
-        model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        cache_path=cache_path,
-        max_connections=max_connections,
-        request_timeout=request_timeout,
-        max_retries=max_retries,
-    )
+        options["base_url"] = await acquire_local(model)
+    client = open_model_client(model, **options)
     try:
         yield client
     finally:

@@ -70,6 +70,7 @@ def tide_report(
     ``tables``: the run's stored TIDE tables (``tide_run_tables`` over every record, as ``score``
     wrote them); without them they are computed here from the records."""
     from exploreval.metrics.tide import (
+        MEMORY_INDEX_COLUMNS,
         SUMMARY_COLUMNS,
         TrajectorySummary,
         points_table,
@@ -215,15 +216,7 @@ def tide_report(
             "",
             markdown_table(
                 memory,
-                [
-                    *keys,
-                    "auv_with",
-                    "auv_without",
-                    "mi",
-                    "mi_ci_low",
-                    "mi_ci_high",
-                    "tasks",
-                ],
+                [*keys, *MEMORY_INDEX_COLUMNS],
             ),
         ]
     window = tables.get("tide_window")
