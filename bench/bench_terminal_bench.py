@@ -1,6 +1,7 @@
 """Real Terminal-Bench / Harbor task sets as shipped: how many load, build, and run correctly.
 
-Run: python bench/bench_terminal_bench.py TASKS_DIR [--only a,b] [--json OUT] [--build-timeout S]
+Run: python bench/bench_terminal_bench.py TASKS_DIR [--only a,b] [--sample N] [--json OUT]
+[--build-timeout S]
 
 For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's ``tasks/``):
 
@@ -14,7 +15,8 @@ For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's 
 Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
 ``ok_keep`` (ok with ``agent_processes=keep``: its tests talk to a server the agent started),
-``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution``, ``no_tests`` (the
+``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution`` (no gold to run; it
+loads, builds and fails untouched, as it should), ``no_tests`` (the
 tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
 gold's own verification named ``agent_processes=keep`` (the hint users get). The summary
 prints the counts, the share ok of the tasks that need no unreachable host, build times and the
@@ -124,12 +126,27 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         return row
     row["build_s"] = round(time.perf_counter() - t0, 1)
     row["image_built_s"] = image.meta.get("seconds")
-    if not task.solution:
-        row.update(category="no_solution", reason="the task ships no solution.sh/solution.yaml")
-        return row
     # as shipped, with the defaults a loaded task gets: Terminal-Bench's containers have a
     # network (and many solutions install what they use), which a loaded task now has too
     options = {"tasks": str(task_dir), "image": "build", "cast": True}
+    if not task.solution:
+        # no gold to run (a set that ships none, such as TermiGen's): what can still be checked
+        # is that the task loads, builds, verifies, and does not pass untouched
+        try:
+            untouched = await _episode(TerminalEnv(**options), gold=False)
+        except Exception as exc:
+            row.update(category="error", reason=f"{type(exc).__name__}: {exc}",
+                       trace=traceback.format_exc()[-2000:])  # fmt: skip
+            return row
+        row["untouched_resolved"] = untouched["resolved"]
+        verification = untouched["verification"]
+        if untouched["resolved"]:
+            row.update(category="untouched_passes", reason="the untouched work dir passes")
+        elif not verification.get("expected") and verification.get("parser") == "pytest":
+            row.update(category="no_tests", reason="the task's tests define no test")
+        else:
+            row.update(category="no_solution", reason="no gold solution; untouched fails")
+        return row
     try:
         untouched = await _episode(TerminalEnv(**options), gold=False)
         gold = await _episode(TerminalEnv(**options), gold=True)
@@ -204,8 +221,13 @@ def main() -> None:
     parser.add_argument("--only", default="")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--build-timeout", type=float, default=1200.0)
+    parser.add_argument("--sample", type=int, default=0,
+                        help="N tasks evenly spaced in name order (a large set)")  # fmt: skip
     args = parser.parse_args()
     folders = sorted(p for p in args.tasks.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if args.sample and len(folders) > args.sample:
+        step = len(folders) / args.sample
+        folders = [folders[int(i * step)] for i in range(args.sample)]
     if args.only:
         wanted = set(args.only.split(","))
         folders = [p for p in folders if p.name in wanted]

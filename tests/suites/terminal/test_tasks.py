@@ -256,3 +256,34 @@ def test_a_terminal_bench_task_built_as_shipped_has_a_network(tmp_path: Path) ->
     assert task.agent_network is True
     assert any("network=false turns it off" in n for n in task.dockerfile_notes)
     assert load_task(folder).agent_network is False
+
+
+def test_a_harbor_tasks_docker_compose_yml_is_build_context_not_services() -> None:
+    """Issue 43, found on TermiGen's public Harbor set: Harbor reads
+    ``environment/docker-compose.yaml`` only. A ``docker-compose.yml`` there is data the
+    Dockerfile copies (the task is about fixing Compose files); reading it as services refused
+    five real tasks Harbor runs."""
+    folder = REAL / "harbor" / "termigen-docker-compose-override"
+    assert (folder / "environment" / "docker-compose.yml").is_file()
+    assert "COPY docker-compose.yml" in (folder / "environment" / "Dockerfile").read_text()
+    task = load_task(folder, image="build")
+    assert task.image is not None
+    assert task.image.dockerfile == folder / "environment" / "Dockerfile"
+    assert task.image.context == folder / "environment"
+    assert task.agent_network is True  # allow_internet = true in its task.toml
+    assert not task.services
+
+
+def test_a_heredoc_buildkit_does_not_read_is_refused_where_docker_fails(tmp_path: Path) -> None:
+    """``RUN cat > f << 'EOF'``: BuildKit splits the line into words and a lone ``<<`` word is no
+    heredoc, so Docker fails on the body's first line. The loader refuses at that line; written
+    ``<<'EOF'`` (no space) the same file is a heredoc and loads."""
+    folder = REAL / "harbor" / "termigen-github-actions-matrix"
+    with pytest.raises(TaskFormatError, match=r"Dockerfile:27: unknown instruction 'NAME:'"):
+        load_task(folder, image="build")
+    fixed = tmp_path / "fixed"
+    shutil.copytree(folder, fixed)
+    dockerfile = fixed / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("<< 'EOF'", "<<'EOF'"))
+    task = load_task(fixed, image="build")
+    assert task.image is not None and task.image.dockerfile == dockerfile

@@ -170,9 +170,12 @@ def _load_tb1(path: Path, *, strict: bool, image: str = "host") -> TerminalTask:
     )
 
 
-def _refuse_services_on_host(path: Path) -> None:
-    """On this machine's system there is no image to run another service from."""
-    for name in ("docker-compose.yaml", "docker-compose.yml"):
+def _refuse_services_on_host(
+    path: Path, names: tuple[str, ...] = ("docker-compose.yaml", "docker-compose.yml")
+) -> None:
+    """On this machine's system there is no image to run another service from. ``names``: the
+    Compose files the task's benchmark reads (Harbor: ``docker-compose.yaml`` only)."""
+    for name in names:
         if (path / name).is_file():
             others = read_compose(path / name, path).others
             if others:
@@ -427,7 +430,7 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
             f"{meta_path}: [environment] allow_internet = true; the sandbox has no network "
             "(load with image building, where the option network gives it one)"
         )
-    _refuse_services_on_host(env_dir)
+    _refuse_services_on_host(env_dir, (HARBOR_COMPOSE,))
     plan = parse_dockerfile(docker, strict=strict) if docker.is_file() else None
     workdir, _ = _materialise(path, plan, context=env_dir, tb1=False, strict=strict)
     tests = path / "tests"
@@ -462,6 +465,10 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
     )
 
 
+#: The one Compose file name Harbor reads in a task's ``environment/``.
+HARBOR_COMPOSE = "docker-compose.yaml"
+
+
 def harbor_allows_internet(environment: dict[str, Any]) -> bool:
     """Harbor's own default: ``allow_internet`` is true unless the task says false (or sets
     ``network_mode = "no-network"``, its newer spelling)."""
@@ -476,10 +483,10 @@ def _harbor_image_task(
     """A Harbor task run as shipped: environment/'s image, tests/test.sh writing its reward."""
     md, env_t, verifier = tables["metadata"], tables["environment"], tables["verifier"]
     env_dir = path / "environment"
-    if (env_dir / "docker-compose.yaml").is_file() or (env_dir / "docker-compose.yml").is_file():
-        compose = next(p for p in (env_dir / "docker-compose.yaml", env_dir / "docker-compose.yml")
-                       if p.is_file())  # fmt: skip
-        service = read_compose(compose, env_dir)
+    # Harbor reads environment/docker-compose.yaml and no other name: a docker-compose.yml there
+    # is a file of the build context (a task about fixing one, as TermiGen has), not services
+    if (env_dir / HARBOR_COMPOSE).is_file():
+        service = read_compose(env_dir / HARBOR_COMPOSE, env_dir)
     else:
         service = ComposeService(env_dir, env_dir / "Dockerfile")
     if not service.dockerfile.is_file():
