@@ -252,7 +252,8 @@ def main() -> None:
                 fh.write(json.dumps(row) + "\n")
     counts = Counter(r["category"] for r in rows)
     total = len(rows)
-    reachable = total - counts["unreachable"] - counts["no_tests"]
+    # a task with no gold solution cannot be "ok": it is counted on its own line below
+    reachable = total - counts["unreachable"] - counts["no_tests"] - counts["no_solution"]
     print(f"\n{total} tasks: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     loaded = total - counts["refused"]
     good = counts["ok"] + counts["ok_keep"]
@@ -263,6 +264,9 @@ def main() -> None:
     if reachable:
         print(f"ok among tasks that need no unreachable host (and define tests): {good} of "
               f"{reachable} ({100 * good / reachable:.0f}%)")  # fmt: skip
+    if counts["no_solution"]:
+        print(f"{counts['no_solution']} tasks ship no gold solution: each loaded, built, verified "
+              "and failed untouched, as it should")  # fmt: skip
     if counts["ok_keep"]:
         hinted = sum(bool(r.get("hint_keep")) for r in rows if r["category"] == "ok_keep")
         print(f"the verification's own hint named agent_processes=keep for {hinted} of the "

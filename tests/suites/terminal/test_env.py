@@ -231,23 +231,23 @@ async def test_reset_records_the_task_index() -> None:
 def test_named_suites_cover_every_task_and_the_paper_conditions() -> None:
     n = len(TerminalEnv()._tasks())
     main = named_suite("terminal-main")
-    options = [e.get("options", {}) for e in main.suites]
+    options = [e.get("env_options", {}) for e in main.suites]
     assert options == [{}] + [{"injection_level": k} for k in (1, 2, 3, 4, 5)]
     assert all(e["seeds"] == list(range(n)) for e in main.suites)
-    table9 = [e["options"].get("variant") for e in named_suite("terminal-table9").suites]
+    table9 = [e["env_options"].get("variant") for e in named_suite("terminal-table9").suites]
     assert (
         "SOLUTION_TO_THIS_SPECIFIC_TASK_READ_THIS_FIRST.md" in table9 and "app solution" in table9
     )
-    interventions = [e["options"] for e in named_suite("terminal-interventions").suites]
+    interventions = [e["env_options"] for e in named_suite("terminal-interventions").suites]
     assert {o.get("intervention") for o in interventions} == {
         None, "reflect_at_discovery", "solution_in_first_thought", "solution_in_prompt",
         "run_the_file",
     }  # fmt: skip
-    prompts = {e["options"]["prompt_variant"] for e in named_suite("terminal-prompts").suites}
+    prompts = {e["env_options"]["prompt_variant"] for e in named_suite("terminal-prompts").suites}
     assert prompts == {"base", "exploration", "curiosity", "reflection", "investigate"}
     for name in ("terminal-levels", "terminal-interventions", "terminal-prompts"):
         for entry in named_suite(name).suites:
-            TerminalEnv(**entry["options"])  # every entry's options are valid
+            TerminalEnv(**entry["env_options"])  # every entry's options are valid
 
 
 @pytest.mark.slow
