@@ -104,6 +104,16 @@ async def test_the_agent_shares_the_network_but_nothing_else_of_the_services() -
     assert not procs & {"sh", "sleep"}, procs
 
 
+def _ancestors(pid: int) -> list[int]:
+    """``pid``'s parent, its parent... up to init (from ``/proc/PID/stat``)."""
+    chain = []
+    while pid > 1:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        chain.append(pid)
+    return chain
+
+
 async def test_an_unhealthy_service_stops_the_episode_with_its_reason_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:
@@ -124,10 +134,16 @@ async def test_an_unhealthy_service_stops_the_episode_with_its_reason_and_leaves
     assert "service 'api' was not healthy within" in message
     assert "Connection refused" in message and "listening on 8080" in message  # probe, log
     assert env.sandbox is None and env._services is None
-    left = [p for p in set(os.listdir("/proc")) - before if p.isdigit()]
+    # new processes of this test's line only: one under a process that is not an ancestor of
+    # this test (someone's shell on the same machine) is not ours; a process of ours that
+    # leaked and was reparented to init or a subreaper above us still counts
+    ours = {1, os.getpid(), *_ancestors(os.getpid())}
+    foreign = {int(p) for p in before if p.isdigit()} - ours
     names = []
-    for pid in left:
+    for pid in (int(p) for p in set(os.listdir("/proc")) - before if p.isdigit()):
         try:
+            if foreign.intersection(_ancestors(pid)):
+                continue
             names.append(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode())
         except OSError:
             continue
