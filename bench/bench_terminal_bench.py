@@ -16,7 +16,8 @@ Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
 ``ok_keep`` (ok with ``agent_processes=keep``: its tests talk to a server the agent started),
 ``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution`` (no gold to run; it
-loads, builds and fails untouched, as it should), ``no_tests`` (the
+loads, builds, and its tests run and fail untouched, as they should), ``verify_failed`` (no
+gold, and untouched no test ran to a verdict), ``no_tests`` (the
 tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
 gold's own verification named ``agent_processes=keep`` (the hint users get). The summary
 prints the counts, the share ok of the tasks that need no unreachable host, build times and the
@@ -140,12 +141,20 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
             return row
         row["untouched_resolved"] = untouched["resolved"]
         verification = untouched["verification"]
+        tests = verification.get("tests") or []
+        failed = [t for t in tests if t.get("outcome") != "passed"]
+        row.update(tests_ran=len(tests), tests_failed=len(failed),
+                   reasons=(verification.get("reasons") or [])[:3])  # fmt: skip
         if untouched["resolved"]:
             row.update(category="untouched_passes", reason="the untouched work dir passes")
         elif not verification.get("expected") and verification.get("parser") == "pytest":
             row.update(category="no_tests", reason="the task's tests define no test")
+        elif not failed:  # no test ran to a verdict: the verification itself did not work
+            row.update(category="verify_failed", reason="; ".join(row["reasons"])[:300]
+                       or str(verification.get("error")))  # fmt: skip
         else:
-            row.update(category="no_solution", reason="no gold solution; untouched fails")
+            row.update(category="no_solution", reason=f"no gold solution; untouched: "
+                       f"{len(failed)} of {len(tests)} tests fail")  # fmt: skip
         return row
     try:
         untouched = await _episode(TerminalEnv(**options), gold=False)

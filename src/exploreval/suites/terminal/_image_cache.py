@@ -126,8 +126,10 @@ def share_with_base(rootfs: Path, base_rootfs: Path) -> tuple[int, int]:
 #: site-packages, apt's /usr, uv's cache), never the task's own files. A shared file keeps the
 #: mtime of its first copy, which no installed library reads; a task's data might.
 SHARED_TREES = ("usr", "opt", "lib", "lib64", "var/lib", "var/cache", "root/.cache", "root/.local")
-#: Files smaller than this are not worth an index row (most bytes are in large files).
-MIN_SHARED_BYTES = 64 * 1024
+#: Files smaller than one filesystem block are not worth an index row. Measured on 21 cached
+#: images of a public Harbor set (TermiGen, each with pip's scientific stack): the files from
+#: 4 to 64 KiB that two images held alike came to 1.9 GB (Python sources, headers, metadata).
+MIN_SHARED_BYTES = 4 * 1024
 _INDEX = "share-index.sqlite"
 
 
