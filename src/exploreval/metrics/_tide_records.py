@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pandas where tables are built: the viewer's step annotation
 TMaxOverride = int | Mapping[str, int] | None
 
 
-def _frame(rows: Any) -> pd.DataFrame:
+def table_frame(rows: Any) -> pd.DataFrame:
     """A run table; pandas is imported by the first table, not by the module (the viewer's step
     annotations import this module, and pandas is a third of a second of an episode's first
     page)."""
@@ -478,10 +478,10 @@ class Condition:
 def group_conditions(
     items: Sequence[TrajectoryLike], identity: StateIdentity | None = None
 ) -> list[Condition]:
-    return _group_summaries(as_summaries(items, identity))
+    return group_summaries(as_summaries(items, identity))
 
 
-def _group_summaries(items: Iterable[TrajectorySummary]) -> list[Condition]:
+def group_summaries(items: Iterable[TrajectorySummary]) -> list[Condition]:
     groups: dict[tuple[str, str, str, str], Condition] = {}
     for item in items:
         cell = (item.env_id, item.preset, item.condition, item.agent)

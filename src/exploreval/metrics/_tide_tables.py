@@ -30,11 +30,11 @@ from exploreval.metrics._tide_records import (
     TrajectoryLike,
     TrajectorySummary,
     Windows,
-    _frame,
-    _group_summaries,
     as_summaries,
     group_conditions,
+    group_summaries,
     summarise_trajectory,
+    table_frame,
     tide_excluded,
     trajectory_summaries,
     views_of,
@@ -59,7 +59,7 @@ class _Trajectories:
     ) -> None:
         self.items = as_summaries(records, identity)
         self.windows = Windows(self.items, override)
-        self.conditions = _group_summaries(self.items)
+        self.conditions = group_summaries(self.items)
         self._t_maxes = [self.windows.of_all(cond.records) for cond in self.conditions]
 
     def with_windows(self) -> Iterator[tuple[Condition, list[int]]]:
@@ -155,14 +155,14 @@ def _summary_table(run: _Trajectories) -> pd.DataFrame:
                 "auv_tasks_without_loops": float(np.mean(without_loops)) if without_loops else None,
             }
         )
-    return _frame(rows)
+    return table_frame(rows)
 
 
 def loop_actions_table(
     records: Sequence[TrajectoryLike], identity: StateIdentity | None = None
 ) -> pd.DataFrame:
     """Which kinds of action the loop steps are (Table 3's Click Ratio, for any action verb)."""
-    return _loop_actions_table(_group_summaries(as_summaries(records, identity)))
+    return _loop_actions_table(group_summaries(as_summaries(records, identity)))
 
 
 def _loop_actions_table(conditions: Sequence[Condition]) -> pd.DataFrame:
@@ -187,7 +187,7 @@ def _loop_actions_table(conditions: Sequence[Condition]) -> pd.DataFrame:
                     "share": count / total,
                 }
             )
-    return _frame(rows)
+    return table_frame(rows)
 
 
 #: Points of a curve drawn against the fraction of each episode's own budget.
@@ -295,7 +295,7 @@ def _curves_table(run: _Trajectories) -> pd.DataFrame:
                     "progress": float(progress_u[index]) if progress_u is not None else None,
                 }
             )
-    return _frame(rows)
+    return table_frame(rows)
 
 
 def _scores_by_task(
@@ -399,7 +399,7 @@ def _memory_table(run: _Trajectories) -> pd.DataFrame:
                 **row,
             }
         )
-    return _frame(rows)
+    return table_frame(rows)
 
 
 def _summary_history_table(run: _Trajectories) -> pd.DataFrame:
@@ -421,7 +421,7 @@ def _summary_history_table(run: _Trajectories) -> pd.DataFrame:
                 "auv_naive": row["auv_without"], "auv_summary": row["auv_with"],
                 "difference": row["mi"], "tasks": row["tasks"],
             })  # fmt: skip
-    return _frame(rows)
+    return table_frame(rows)
 
 
 def window_table(records: Sequence[TrajectoryLike], override: TMaxOverride = None) -> pd.DataFrame:
@@ -449,7 +449,7 @@ def _window_table(run: _Trajectories) -> pd.DataFrame:
                 "episodes": len(cond.records),
             }
         )
-    frame = _frame(rows)
+    frame = table_frame(rows)
     if frame.empty:
         return frame
     # Only agents with at least two window settings make a curve.
@@ -554,7 +554,7 @@ def entropy_table(conditions: Sequence[Condition]) -> pd.DataFrame:
             "entropy_loop": loop_sum / loop_n if loop_n else None, "loop_steps": loop_n,
             "entropy_other": other_sum / other_n if other_n else None, "other_steps": other_n,
         })  # fmt: skip
-    return _frame(rows)
+    return table_frame(rows)
 
 
 def recall_lags_table(items: Sequence[TrajectorySummary]) -> pd.DataFrame:
@@ -571,7 +571,9 @@ def recall_lags_table(items: Sequence[TrajectorySummary]) -> pd.DataFrame:
                    int(lag))  # fmt: skip
             counts[key] = counts.get(key, 0) + 1
     columns = ("family", "env_id", "preset", "condition", "agent", "outcome", "lag", "events")
-    return _frame([dict(zip(columns, (*k, n), strict=True)) for k, n in sorted(counts.items())])
+    return table_frame(
+        [dict(zip(columns, (*k, n), strict=True)) for k, n in sorted(counts.items())]
+    )
 
 
 def _points_table(items: Sequence[TrajectorySummary], windows: Windows) -> pd.DataFrame:
@@ -592,7 +594,7 @@ def _points_table(items: Sequence[TrajectorySummary], windows: Windows) -> pd.Da
                 "auv": one_task_auv(item.solved, windows.of(item)),
             }
         )
-    return _frame(points)
+    return table_frame(points)
 
 
 def memory_index_between(
@@ -636,4 +638,4 @@ def memory_index_between(
                 **memory_index_row(cond.records, match[0].records, windows),
             }
         )
-    return _frame(rows)
+    return table_frame(rows)

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from exploreval.suites.terminal._bases import Base
 from exploreval.suites.terminal._host_settings import (
-    _host_apt_options,
-    _host_pip_config,
-    _mirror,
+    apt_mirror,
+    host_apt_options,
     host_cas,
+    host_pip_config,
 )
 from exploreval.suites.terminal._image_cache import (
     images_root,
@@ -34,12 +34,12 @@ from exploreval.suites.terminal._image_cache import (
     unlock,
 )
 from exploreval.suites.terminal._image_recipe import (
-    _BUILD_PATH,
+    BUILD_PATH,
     BUILDER_VERSION,
     PYTEST_VERSION,
     UV_VERSION,
+    BuildLog,
     ImageBuildError,
-    _Log,
 )
 from exploreval.suites.terminal._reachability import unreachable_host
 from exploreval.suites.terminal._root_run import run_in_root
@@ -52,12 +52,12 @@ UBUNTU_KEYRING = (
 )
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Remove a build tree (files owned by any uid, possibly read-only dirs)."""
     subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
 
 
-def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> Path:
+def ensure_base(base: Base, log: BuildLog | None = None, *, tools: bool = False) -> Path:
     """The base system's root file system, built once per (release, packages, test tools).
 
     ``tools``: Terminal-Bench's test tools are provisioned here, before the task's Dockerfile
@@ -68,8 +68,8 @@ def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> 
             [
                 BUILDER_VERSION,
                 base.key,
-                _mirror(base),
-                _host_apt_options(),
+                apt_mirror(base),
+                host_apt_options(),
                 [p.read_text(errors="replace") for p in host_cas()],
                 [UV_VERSION, PYTEST_VERSION] if tools else None,
             ]
@@ -87,13 +87,13 @@ def ensure_base(base: Base, log: _Log | None = None, *, tools: bool = False) -> 
         if (target / ".complete").is_file():
             hold(target)
             return target / "rootfs"
-        _remove_tree(target)
+        remove_tree(target)
         (target).mkdir(parents=True)
         argv = [
             "mmdebstrap", "--variant=minbase", f"--include={','.join(base.packages)}",
             "--components=main" + (",universe" if base.distro == "ubuntu" else ""),
         ]  # fmt: skip
-        for option in _host_apt_options():
+        for option in host_apt_options():
             argv.append(f"--aptopt={option}")
         if base.distro == "ubuntu":
             argv.append(f"--keyring={_ubuntu_keyring()}")
@@ -148,15 +148,15 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
         target.mkdir(parents=True, exist_ok=True)
         for i, ca in enumerate(cas):
             shutil.copy2(ca, target / f"{i}-{ca.name}")
-        run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": _BUILD_PATH}, binds=[],
+        run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": BUILD_PATH}, binds=[],
                     network=False, what="trusting the host's certificate authorities", log=None,
                     scratch=rootfs.parent, timeout=300)  # fmt: skip
     conf = rootfs / "etc/apt/apt.conf.d/99exploreval-host"
-    options = _host_apt_options()
+    options = host_apt_options()
     if options:
         conf.write_text("".join(f"{o};\n" for o in options))
     single_uid_apt(rootfs)
-    pip_lines = _host_pip_config()
+    pip_lines = host_pip_config()
     if pip_lines:
         (rootfs / "etc/pip.conf").write_text("[global]\n" + "\n".join(pip_lines) + "\n")
     if base.workdir:
@@ -187,7 +187,7 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
             "python -m pip --version",
         ])  # fmt: skip
         run_in_root(rootfs, ["/bin/sh", "-c", script],
-                    env={"PATH": _BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"},
+                    env={"PATH": BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"},
                     binds=[], network=False, what=f"setting up {base.note}", log=None,
                     scratch=rootfs.parent, timeout=600)  # fmt: skip
 
@@ -195,7 +195,7 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
 def _sources(base: Base) -> list[str]:
     """The image's apt sources, as Docker's official images have them: the release, its updates
     and its security pocket."""
-    mirror = _mirror(base)
+    mirror = apt_mirror(base)
     if base.distro == "ubuntu":
         components = "main universe"
         security = mirror

@@ -15,7 +15,7 @@ from exploreval.suites.terminal._bases import Base
 
 
 # -- host configuration carried into builds -------------------------------------------------------
-def _host_apt_options() -> list[str]:
+def host_apt_options() -> list[str]:
     """apt options of the host worth carrying: proxies, validity checks, retries."""
     try:
         dump = subprocess.run(["apt-config", "dump"], capture_output=True, text=True, timeout=20)
@@ -31,7 +31,7 @@ def _host_apt_options() -> list[str]:
     return sorted(out)
 
 
-def _host_pip_config() -> list[str]:
+def host_pip_config() -> list[str]:
     """The host's package-index settings (http/https only) as pip.conf lines."""
     settings: dict[str, str] = {}
     try:
@@ -83,7 +83,7 @@ def trust_env() -> dict[str, str]:
     return dict(TRUST_ENV) if host_cas() else {}
 
 
-def _mirror(base: Base) -> str:
+def apt_mirror(base: Base) -> str:
     if base.distro == "ubuntu":
         return os.environ.get("EXPLOREVAL_UBUNTU_MIRROR", "http://archive.ubuntu.com/ubuntu")
     env = os.environ.get("EXPLOREVAL_DEBIAN_MIRROR")

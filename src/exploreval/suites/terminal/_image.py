@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import IO
 
 from exploreval.core import write_atomic
-from exploreval.suites.terminal._base_system import _remove_tree
-from exploreval.suites.terminal._image_builder import _Builder
+from exploreval.suites.terminal._base_system import remove_tree
+from exploreval.suites.terminal._image_builder import ImageBuilder
 from exploreval.suites.terminal._image_cache import (
     images_root,
     lock_exclusive,
@@ -38,9 +38,9 @@ from exploreval.suites.terminal._image_cache import (
     unlock,
 )
 from exploreval.suites.terminal._image_recipe import (
+    BuildLog,
     BuildRecipe,
     BuiltImage,
-    _Log,
     check_recipe,
     image_key,
 )
@@ -84,10 +84,10 @@ def build_image(recipe: BuildRecipe, *, echo: IO[str] | None = None) -> BuiltIma
             return held
         work = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
         os.chmod(work, 0o755)
-        log = _Log(work / "build.log", echo)
+        log = BuildLog(work / "build.log", echo)
         started = time.monotonic()
         try:
-            builder = _Builder(recipe, df, bases, work, log, started)
+            builder = ImageBuilder(recipe, df, bases, work, log, started)
             meta = builder.build()
             meta["notes"] = notes + meta.get("notes", [])
             meta["seconds"] = round(time.monotonic() - started, 1)
@@ -115,7 +115,7 @@ def build_image(recipe: BuildRecipe, *, echo: IO[str] | None = None) -> BuiltIma
             failed.mkdir(exist_ok=True)
             with contextlib.suppress(OSError):
                 shutil.copy2(work / "build.log", failed / f"{key}.log")
-            _remove_tree(work)
+            remove_tree(work)
             raise
         return BuiltImage(key, target, json.loads((target / "image.json").read_text()))
     finally:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exploreval.suites.terminal._base_system import _remove_tree, ensure_base, single_uid_apt
+from exploreval.suites.terminal._base_system import ensure_base, remove_tree, single_uid_apt
 from exploreval.suites.terminal._bases import Base
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
@@ -44,20 +44,20 @@ from exploreval.suites.terminal._image_cache import (
     share_with_base,
 )
 from exploreval.suites.terminal._image_recipe import (
-    _BUILD_PATH,
-    _NO_EFFECT,
+    BUILD_PATH,
     BUILDER_VERSION,
+    NO_EFFECT,
     PYCACHE_MIRROR,
     PYTEST_VERSION,
     UV_CACHE,
     UV_VERSION,
+    BuildLog,
     BuildRecipe,
     ImageBuildError,
-    _dockerignore,
-    _ignored,
-    _join,
-    _known_image,
-    _Log,
+    is_ignored,
+    join_path,
+    known_image,
+    read_dockerignore,
 )
 from exploreval.suites.terminal._root_run import run_in_root
 from exploreval.suites.terminal._test_tools import fetch_uv, mirror_pycache
@@ -74,14 +74,14 @@ class _StageState:
     shell: list[str] = field(default_factory=lambda: ["/bin/sh", "-c"])
 
 
-class _Builder:
+class ImageBuilder:
     def __init__(
         self,
         recipe: BuildRecipe,
         df: Dockerfile,
         bases: list[Base],
         work: Path,
-        log: _Log,
+        log: BuildLog,
         started: float,
     ) -> None:
         self.recipe = recipe
@@ -145,7 +145,7 @@ class _Builder:
             )
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
-                _remove_tree(state.rootfs)
+                remove_tree(state.rootfs)
         single_uid_apt(final.rootfs)  # again: the Dockerfile's own apt runs may have re-made them
         # before the byte-code mirror links to the image's files (the mirror would keep the
         # image's copies of what becomes shared)
@@ -193,7 +193,7 @@ class _Builder:
                     state.env[key] = value
             elif kw == "WORKDIR":
                 path = expand(ins.args.strip(), variables)
-                state.workdir = path if path.startswith("/") else _join(state.workdir, path)
+                state.workdir = path if path.startswith("/") else join_path(state.workdir, path)
                 self._sandbox(state.rootfs, ["mkdir", "-p", state.workdir], env=self._env(state),
                               network=False, what=f"{self._where(ins)}: WORKDIR")  # fmt: skip
             elif kw == "USER":
@@ -206,13 +206,13 @@ class _Builder:
                 self._run(state, ins)
             elif kw in ("COPY", "ADD"):
                 self._copy(state, ins, variables)
-            elif kw in _NO_EFFECT:
+            elif kw in NO_EFFECT:
                 continue
             else:  # pragma: no cover - the parser knows every keyword
                 raise TaskFormatError(f"{self._where(ins)}: unsupported {kw}")
 
     def _env(self, state: _StageState) -> dict[str, str]:
-        env = {"PATH": _BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
+        env = {"PATH": BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
         env.update(trust_env())
         env.update(state.args)
         env.update(state.env)
@@ -323,7 +323,7 @@ class _Builder:
 
     def _context_sources(self, src: str, ins: Instruction) -> list[Path]:
         context = self.recipe.context.resolve()
-        ignore = _dockerignore(context)
+        ignore = read_dockerignore(context)
         pattern = src.lstrip("/")
         if pattern in ("", "."):
             matches = [context]
@@ -342,7 +342,7 @@ class _Builder:
                     f"{self._where(ins)}: {ins.keyword} source {src} does not exist in {context}"
                 )
             rel = path.relative_to(context).as_posix() if path != context else ""
-            if rel and _ignored(rel, ignore):
+            if rel and is_ignored(rel, ignore):
                 continue
             out.append(path)
         return out
@@ -350,7 +350,7 @@ class _Builder:
     def _from_origin(
         self, origin: str, srcs: list[str], staging: Path, ins: Instruction
     ) -> list[tuple[Path, bool]]:
-        version = _known_image(origin)
+        version = known_image(origin)
         if version is not None:
             uv = fetch_uv(version)
             out = []
@@ -410,7 +410,7 @@ class _Builder:
         """Copy staged sources into the image, inside the image's own sandbox (its links resolve
         within it), as Docker does: a directory's contents; a file into an existing directory
         under its own name; archives extracted (``ADD``); ownership root or ``--chown``."""
-        dest_path = dest if dest.startswith("/") else _join(state.workdir, dest)
+        dest_path = dest if dest.startswith("/") else join_path(state.workdir, dest)
         into_dir = dest.endswith("/") or len(items) > 1 or dest in (".", "./")
         q_dest = shlex.quote(dest_path)
         binds: list[tuple[Path, str]] = []

@@ -28,8 +28,8 @@ from exploreval.suites.terminal._docker_syntax import (
 )
 from exploreval.suites.terminal._errors import TaskFormatError
 from exploreval.suites.terminal._host_settings import (
-    _host_apt_options,
-    _host_pip_config,
+    host_apt_options,
+    host_pip_config,
 )
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
@@ -52,11 +52,11 @@ PYCACHE_MIRROR = "/opt/exploreval-pycache"
 
 
 #: Docker's default capability set: what a ``RUN`` may do as root in its image.
-_NO_EFFECT = ("CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "VOLUME", "HEALTHCHECK", "STOPSIGNAL",
+NO_EFFECT = ("CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "VOLUME", "HEALTHCHECK", "STOPSIGNAL",
               "MAINTAINER", "ONBUILD")  # fmt: skip
 
 
-_BUILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BUILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class ImageBuildError(RuntimeError):
@@ -125,7 +125,7 @@ def static_workdir(df: Dockerfile, base: Base, args: dict[str, str]) -> str:
                 variables[name] = default
         elif ins.keyword == "WORKDIR":
             path = expand(ins.args.strip(), {**variables, **env})
-            workdir = path if path.startswith("/") else _join(workdir, path)
+            workdir = path if path.startswith("/") else join_path(workdir, path)
     return workdir
 
 
@@ -158,21 +158,21 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
                 if (
                     source not in aliases
                     and source.isdigit() is False
-                    and _known_image(source) is None
+                    and known_image(source) is None
                 ):
                     raise TaskFormatError(
                         f"{ins.where(recipe.dockerfile)}: {ins.keyword} --from={source}: only "
                         "earlier stages and the uv image (ghcr.io/astral-sh/uv) can be copied "
                         "from here (no container registry)"
                     )
-            if ins.keyword in _NO_EFFECT:
+            if ins.keyword in NO_EFFECT:
                 notes.append(f"line {ins.line}: {ins.keyword} recorded, no effect")
             if ins.keyword == "RUN" and "mount" in ins.flags:
                 notes.append(f"line {ins.line}: RUN --mount={ins.flags['mount']} ignored")
     return df, bases, notes
 
 
-def _known_image(ref: str) -> str | None:
+def known_image(ref: str) -> str | None:
     """A registry image whose files we can produce from the package index: uv's."""
     match = re.match(
         r"^(?:ghcr\.io/astral-sh/uv|astral/uv|docker\.io/astral/uv):(\d+\.\d+\.\d+)", ref
@@ -182,13 +182,13 @@ def _known_image(ref: str) -> str | None:
 
 # -- cache keys ----------------------------------------------------------------------------------
 def _context_files(recipe: BuildRecipe) -> list[Path]:
-    ignore = _dockerignore(recipe.context)
+    ignore = read_dockerignore(recipe.context)
     files = []
     for path in sorted(recipe.context.rglob("*")):
         rel = path.relative_to(recipe.context).as_posix()
         if path.is_dir() and not path.is_symlink():
             continue
-        if _ignored(rel, ignore) or rel in recipe.exclude or rel.split("/")[0] in recipe.exclude:
+        if is_ignored(rel, ignore) or rel in recipe.exclude or rel.split("/")[0] in recipe.exclude:
             continue
         files.append(path)
     return files
@@ -199,7 +199,7 @@ def image_key(recipe: BuildRecipe, bases: list[Base]) -> str:
     digest.update(json.dumps({
         "builder": BUILDER_VERSION, "bases": [b.key for b in bases], "args": recipe.args,
         "tools": recipe.terminal_bench_tools, "uv": UV_VERSION, "pytest": PYTEST_VERSION,
-        "host": _host_apt_options() + _host_pip_config(),
+        "host": host_apt_options() + host_pip_config(),
     }, sort_keys=True).encode())  # fmt: skip
     digest.update(recipe.dockerfile.read_bytes())
     for path in _context_files(recipe):
@@ -213,7 +213,7 @@ def image_key(recipe: BuildRecipe, bases: list[Base]) -> str:
 
 
 # -- .dockerignore ---------------------------------------------------------------------------------
-def _dockerignore(context: Path) -> list[tuple[bool, str]]:
+def read_dockerignore(context: Path) -> list[tuple[bool, str]]:
     path = context / ".dockerignore"
     if not path.is_file():
         return []
@@ -228,7 +228,7 @@ def _dockerignore(context: Path) -> list[tuple[bool, str]]:
     return rules
 
 
-def _ignored(rel: str, rules: list[tuple[bool, str]]) -> bool:
+def is_ignored(rel: str, rules: list[tuple[bool, str]]) -> bool:
     ignored = False
     for negate, pattern in rules:
         regex = fnmatch.translate(pattern).replace(".*", "[^/]*").replace("[^/]*[^/]*", ".*")
@@ -241,7 +241,7 @@ def _ignored(rel: str, rules: list[tuple[bool, str]]) -> bool:
 
 
 # -- the build ----------------------------------------------------------------------------------
-class _Log:
+class BuildLog:
     def __init__(self, path: Path, echo: IO[str] | None) -> None:
         self.path = path
         self.fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
@@ -257,7 +257,7 @@ class _Log:
         self.fh.close()
 
 
-def _join(base: str, rel: str) -> str:
+def join_path(base: str, rel: str) -> str:
     import posixpath
 
     return posixpath.normpath(posixpath.join(base, rel))

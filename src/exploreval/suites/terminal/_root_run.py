@@ -16,8 +16,8 @@ from typing import Any
 
 from exploreval.core import spawn_tied
 from exploreval.suites.terminal._image_recipe import (
+    BuildLog,
     ImageBuildError,
-    _Log,
 )
 from exploreval.suites.terminal._output import bwrap_child_pid
 from exploreval.suites.terminal._reachability import unreachable_host
@@ -33,7 +33,7 @@ def run_in_root(
     binds: list[tuple[Path, str]],
     network: bool,
     what: str,
-    log: _Log | None,
+    log: BuildLog | None,
     scratch: Path,
     timeout: float,
 ) -> str:

@@ -22,13 +22,13 @@ from exploreval.suites.terminal._image_cache import (
     images_root,
 )
 from exploreval.suites.terminal._image_recipe import (
-    _BUILD_PATH,
+    BUILD_PATH,
     PYCACHE_MIRROR,
     PYTEST_VERSION,
     UV_CACHE,
     UV_VERSION,
+    BuildLog,
     ImageBuildError,
-    _Log,
 )
 from exploreval.suites.terminal._reachability import unreachable_host
 from exploreval.suites.terminal._root_run import run_in_root
@@ -98,7 +98,7 @@ def mirror_pycache(rootfs: Path) -> int:
     return count
 
 
-def provision_test_tools(rootfs: Path, scratch: Path, log: _Log | None) -> None:
+def provision_test_tools(rootfs: Path, scratch: Path, log: BuildLog | None) -> None:
     """Terminal-Bench's test tools: uv where Astral's installer puts it (with its ``env`` file)
     and a uv cache holding pytest, so its setup-uv-pytest.sh works without downloading uv."""
     uv = fetch_uv()
@@ -119,7 +119,7 @@ def provision_test_tools(rootfs: Path, scratch: Path, log: _Log | None) -> None:
         "cd / && rm -rf $work",
         f"chmod -R a+rX {UV_CACHE}",
     ])  # fmt: skip
-    env = {"PATH": _BUILD_PATH, "HOME": "/root", **trust_env()}
+    env = {"PATH": BUILD_PATH, "HOME": "/root", **trust_env()}
     run_in_root(rootfs, ["/bin/sh", "-c", script], env=env, binds=[(uv, "/.exploreval-uv")],
                 network=True, what="provisioning the test tools (uv, pytest)", log=log,
                 scratch=scratch, timeout=900)  # fmt: skip
