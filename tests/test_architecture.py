@@ -318,7 +318,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 def test_no_two_modules_import_each_other() -> None:
     """Issue 45: no module circle, not even through a lazy or a type-only import; the shared
-    part goes down a level (``core/_deferred.py``) or becomes a protocol (``RunState``)."""
+    part goes down a level (``core/_hooks.py``) or becomes a protocol (``RunState``)."""
     graph = _module_imports()
     assert sum(len(targets) for targets in graph.values()) > 800  # the imports were read
     assert "exploreval.core._envs" in graph["exploreval.core._gym"]

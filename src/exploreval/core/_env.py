@@ -297,6 +297,6 @@ class AsyncTextEnv(TextEnv):
 
 
 # Last statement: Gymnasium registration the import hook deferred while this module was loading.
-from exploreval.core._deferred import env_module_loaded  # noqa: E402
+from exploreval.core._hooks import env_module_loaded  # noqa: E402
 
 env_module_loaded()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from exploreval.core._hooks import notify_env_registered
 from exploreval.core._plugins import current_plugin, load_plugins
 from exploreval.core._registry import Registry, resolve, unknown_name_error
 
@@ -66,8 +66,6 @@ class EnvSpec:
 
 
 ENV_REGISTRY: Registry[EnvSpec] = Registry("environment id", loader=load_plugins)
-#: Who hears of each registration (:func:`on_env_registered`).
-_ON_REGISTER: list[Callable[[EnvSpec], None]] = []
 
 
 def register_env(
@@ -118,16 +116,8 @@ def register_env(
         success_means=success_means,
     )
     ENV_REGISTRY.register(env_id, spec, replace=True)
-    for listener in _ON_REGISTER:
-        listener(spec)
+    notify_env_registered(spec)
     return spec
-
-
-def on_env_registered(listener: Callable[[EnvSpec], None]) -> None:
-    """Tell ``listener`` of every env registered from now on. The Gymnasium bridge (``_gym``)
-    sits above this registry and connects itself here when imported: the registry never
-    imports it."""
-    _ON_REGISTER.append(listener)
 
 
 def env_spec(env_id: str) -> EnvSpec:

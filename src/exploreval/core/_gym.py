@@ -21,11 +21,12 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from exploreval.core._deferred import defer_until_env_module_loaded
-from exploreval.core._envs import ENV_REGISTRY, EnvSpec, env_spec, on_env_registered
+from exploreval.core._hooks import defer_until_env_module_loaded, on_env_registered
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from exploreval.core._envs import EnvSpec
 
 
 _LOCK = threading.RLock()
@@ -37,6 +38,8 @@ _STATE = {"ready": False, "hooked": False}
 def _factory(env_id: str) -> Any:
     # -> Any: the Gymnasium-wrapped env
     def make(**kwargs: Any) -> Any:
+        from exploreval.core._envs import env_spec
+
         kwargs.pop("render_mode", None)  # text envs render "ansi" only
         return env_spec(env_id).load()(**kwargs)
 
@@ -71,6 +74,7 @@ def _register_everything() -> None:
         if _STATE["ready"]:
             return
         _STATE["ready"] = True  # from now on register_env registers directly
+        from exploreval.core._envs import ENV_REGISTRY
         from exploreval.core._plugins import load_plugins
 
         load_plugins()
