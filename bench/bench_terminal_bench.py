@@ -15,7 +15,9 @@ For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's 
 Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
 ``ok_keep`` (ok with ``agent_processes=keep``: its tests talk to a server the agent started),
-``build_failed``, ``gold_failed``, ``untouched_passes``, ``no_solution`` (no gold to run; it
+``build_failed``, ``gold_failed``, ``unverified_gold`` (the gold fails and the task says
+it ships no verified solution, or its solution runs no command: ``polyglot-rust-c``'s is a
+template with ``# UNKNOWN``), ``untouched_passes``, ``no_solution`` (no gold to run; it
 loads, builds, and its tests run and fail untouched, as they should), ``verify_failed`` (no
 gold, and untouched no test ran to a verdict), ``no_tests`` (the
 tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 import time
@@ -41,9 +44,11 @@ from typing import Any
 def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     """A host the failure names, or (for a failed gold run) one the task's solution, test script
     or Dockerfile fetches from that this machine cannot reach (checked by connecting)."""
-    from exploreval.suites.terminal._reachability import unreachable_host, unreachable_in
+    from exploreval.suites.terminal._reachability import unreachable_at_test_time, unreachable_in
 
-    host = unreachable_host(text)
+    # a host the failure names, or one a client's offline error implies (Hugging Face's hub
+    # prints LocalEntryNotFoundError, no host): the gold's pane shows the same clients' errors
+    host = unreachable_at_test_time(text)
     if host:
         return host
     if task_dir is None:
@@ -57,6 +62,27 @@ def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
         if path.is_file():
             sources.append(path.read_text(errors="replace"))
     return unreachable_in(sources)
+
+
+#: Categories left out of the share that runs correctly: no verdict on the harness is possible
+#: (the host is unreachable here, the tests define none, there is no real gold to run).
+_NO_VERDICT = ("unreachable", "no_tests", "no_solution", "unverified_gold")
+
+
+_PYTEST_ERROR = re.compile(r"^E\s+(\S.*)$", re.MULTILINE)
+
+
+def failure_causes(output: str, most: int = 3) -> list[str]:
+    """The errors the failing tests raised, first line of each, distinct: what a gold failure is
+    diagnosed from (a test that cannot pass as written names itself: ``TypeError`` in the test)."""
+    causes: list[str] = []
+    for match in _PYTEST_ERROR.finditer(output):
+        line = match.group(1).strip()
+        if line.split(":", 1)[0].endswith(("Error", "Exception", "Exit")) and line not in causes:
+            causes.append(line[:200])
+        if len(causes) == most:
+            break
+    return causes
 
 
 def _cast_text(cast: str) -> str:
@@ -182,6 +208,11 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         row["gold_resolved"] = gold["resolved"]
     if not gold["resolved"]:
         verification = gold["verification"]
+        placeholder = task.unverified_solution()
+        if placeholder:  # the task's gap, named: not a harness failure
+            row.update(category="unverified_gold", reason=f"gold fails, and the task ships "
+                       f"no verified solution: {placeholder}")  # fmt: skip
+            return row
         if not verification.get("expected") and verification.get("parser") == "pytest":
             row.update(category="no_tests", reason="the task's tests define no test (an empty "
                        "or unreadable test file)")  # fmt: skip
@@ -191,6 +222,7 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         row.update(
             category="unreachable" if host else "gold_failed",
             unreachable=host,
+            causes=failure_causes(verification.get("output", "")),
             reason="; ".join(verification.get("reasons") or [])[:800]
             or str(verification.get("error")),
             output=verification.get("output", "")[-1500:],
@@ -262,7 +294,7 @@ def main() -> None:
     counts = Counter(r["category"] for r in rows)
     total = len(rows)
     # a task with no gold solution cannot be "ok": it is counted on its own line below
-    reachable = total - counts["unreachable"] - counts["no_tests"] - counts["no_solution"]
+    reachable = total - sum(counts[c] for c in _NO_VERDICT)
     print(f"\n{total} tasks: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     loaded = total - counts["refused"]
     good = counts["ok"] + counts["ok_keep"]
@@ -271,8 +303,14 @@ def main() -> None:
         f"({counts['ok_keep']} of them with agent_processes=keep)"
     )
     if reachable:
-        print(f"ok among tasks that need no unreachable host (and define tests): {good} of "
+        print(f"ok among tasks with a verdict (no unreachable host, tests, a real gold): {good} of "
               f"{reachable} ({100 * good / reachable:.0f}%)")  # fmt: skip
+    for row in rows:
+        if row["category"] == "unverified_gold":
+            print(f"{row['task']}: {row['reason']}")
+        elif row["category"] == "gold_failed":  # the cause, from what the failing tests raised
+            print(f"{row['task']}: gold failed: " + ("; ".join(row.get("causes") or ())
+                  or str(row.get("reason", ""))[:200]))  # fmt: skip
     if counts["no_solution"]:
         print(f"{counts['no_solution']} tasks ship no gold solution: each loaded, built, verified "
               "and failed untouched, as it should")  # fmt: skip

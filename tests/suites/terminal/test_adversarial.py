@@ -290,7 +290,7 @@ async def test_in_an_image_the_gold_resolves_and_the_untouched_task_does_not(use
          "chmod +x /tmp/fake && mv /tmp/fake /usr/bin/bash", "/usr/bin/bash"),
         # a start-up hook in the interpreter the test script runs the agent's program with: the
         # program is the agent's anyway, but the hook also runs in the shell's own python
-        ("echo 'import os' > /usr/local/lib/python3.11/dist-packages/zz_hook.pth", None),
+        ("echo 'import os' > /usr/local/lib/python3.11/site-packages/zz_hook.pth", None),
     ],
 )  # fmt: skip
 @USERS

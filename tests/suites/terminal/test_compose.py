@@ -182,3 +182,34 @@ def test_services_start_after_everything_they_depend_on(data: st.DataObject) -> 
     assert sorted(order) == names
     for name in names:
         assert all(order.index(dep) < order.index(name) for dep in deps[name])
+
+
+TB_CORE = Path(__file__).parents[2] / "fixtures" / "terminal" / "real" / "tb-core"
+
+
+def test_terminal_bench_cores_scraper_task_loads_its_mock_website_as_a_service() -> None:
+    """A real terminal-bench-core task, as shipped: the client is built from ``client/``, and the
+    ``server`` service from ``server/`` (its compose ``command``, its health check), healthy
+    before the agent's sandbox starts; what Docker alone gives is named, not silently lost."""
+    folder = TB_CORE / "simple-web-scraper"
+    task = load_task(folder, image="build")
+    assert task.image is not None and task.image.dockerfile == folder / "client" / "Dockerfile"
+    [server] = task.services
+    assert server.name == "server" and server.image.dockerfile == folder / "server" / "Dockerfile"
+    assert server.command == ("python", "./mock_website.py") and server.workdir == "/app"
+    assert server.healthcheck is not None
+    assert server.healthcheck.test == ("curl", "-f", "http://localhost:8000")
+    assert task.depends_on == {"server": "service_healthy"}
+    notes = "\n".join(task.compose_notes)
+    assert "container_name, image, ports of 'server' have no effect without Docker" in notes
+
+
+def test_terminal_bench_cores_minio_cluster_is_refused_for_its_registry_images() -> None:
+    """``security-vulhub-minio`` runs three ``vulhub/minio`` containers pulled from Docker Hub,
+    with no Dockerfile to build them from: refused at the compose line, with the reason."""
+    folder = TB_CORE / "security-vulhub-minio"
+    with pytest.raises(TaskFormatError) as raised:
+        load_task(folder, image="build")
+    message = str(raised.value)
+    assert message.startswith(f"{folder / 'docker-compose.yaml'}:13: service 'node1'")
+    assert "with no 'build'" in message and "no registry to pull from" in message

@@ -491,3 +491,38 @@ def test_a_run_says_whether_the_agent_has_a_network_and_how_to_change_it(tmp_pat
     assert TerminalEnv.run_notes({"network": True}) == [
         "the agent's sandbox network is on (env option network)"
     ]
+
+
+def test_a_task_image_caps_resident_memory_not_address_space() -> None:
+    """terminal-bench-core's ``oom``: ``import torch`` (PyPI's, with CUDA) maps gigabytes of
+    libraries and failed under an address-space cap equal to the task's 1 GB of memory; and
+    ``mlflow-register``'s gold (a server with four workers beside a client) needs more than
+    1 GB resident, where Terminal-Bench sets no limit. A Terminal-Bench task's image gets 4 GB
+    resident (the watchdog) and a wide address-space cap; the built-in tasks keep the tight
+    ones, and the options still override either."""
+    from exploreval.suites.terminal._builtin import builtin_tasks
+    from exploreval.suites.terminal._env import IMAGE_ADDRESS_SPACE_MB
+    from exploreval.suites.terminal._tasks import TB1_MEMORY_MB, load_task
+
+    task = load_task(FIXTURES / "real" / "tb-core" / "polyglot-rust-c", image="build")
+    assert task.image is not None and task.memory_mb == TB1_MEMORY_MB == 4096
+    assert load_task(FIXTURES / "real" / "tb1" / "hello-world").memory_mb == 1024  # host system
+    env = TerminalEnv(tasks=str(FIXTURES / "real" / "tb-core" / "polyglot-rust-c"), image="build")
+    limits = env._limits(task)
+    assert limits.memory_mb == 4096 and limits.address_space_mb == IMAGE_ADDRESS_SPACE_MB
+    assert f"--as={IMAGE_ADDRESS_SPACE_MB * 2**20}" in limits.prlimit_argv()
+    builtin_task = builtin_tasks()[0]
+    assert builtin_task.image is None
+    assert (
+        TerminalEnv()
+        ._limits(builtin_task)
+        .prlimit_argv()
+        .count(f"--as={builtin_task.memory_mb * 2**20}")
+        == 1
+    )
+    chosen = TerminalEnv(tasks=str(FIXTURES / "real" / "tb-core" / "polyglot-rust-c"), image="build",
+                         address_space_mb=3000)  # fmt: skip
+    assert chosen._limits(task).address_space_mb == 3000
+    small = TerminalEnv(tasks=str(FIXTURES / "real" / "tb-core" / "polyglot-rust-c"), image="build",
+                        memory_mb=512)  # fmt: skip
+    assert small._limits(task).memory_mb == 512

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal._index import requested_tools
+from exploreval.suites.terminal._index import PACKAGING_TOOLS, IndexCheck, requested_tools
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._sealed import (
@@ -72,6 +72,12 @@ def test_the_pins_and_what_the_tests_get_back() -> None:
     assert restore["PYTHONPATH"] == "/app/lib" and restore["PYTEST_ADDOPTS"] == "-x"
     assert restore["PYTHONSAFEPATH"] is None and restore["UV_PROJECT"] is None
     assert restore["UV_PROJECT_ENVIRONMENT"] is None and restore["PIP_INDEX_URL"] is None
+    # the test tools start in a fresh home; the tests read the agent's (~/.jupyter...)
+    assert env["HOME"] == "/opt/exploreval-home" and restore["HOME"] == "/root"
+    own_home = sealed_env(verification_env({"HOME": "/home/app"}, host_system=False),
+                          host_system=False, config_file=EMPTY_CONFIG, uv_project=False,
+                          pip_env={})  # fmt: skip
+    assert json.loads(own_home["EXPLOREVAL_RESTORE"])["HOME"] == "/home/app"
     host = sealed_env(verification_env({}, host_system=True), host_system=True,
                       config_file=EMPTY_CONFIG, uv_project=False, pip_env={})  # fmt: skip
     assert host["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and "UV_PROJECT" not in host
@@ -106,6 +112,7 @@ def test_the_tests_get_the_task_environment_back():
     assert "PYTHONSAFEPATH" not in os.environ
     assert os.environ["PYTHONPATH"] == "/app/lib"
     assert os.environ["PYTEST_ADDOPTS"] == "-q"
+    assert os.environ["HOME"] == "/root" and os.path.expanduser("~") == "/root"
 
 
 def test_nothing_can_reach_into_pytest():
@@ -135,3 +142,17 @@ async def test_the_tests_run_in_the_sealed_environment(tmp_path: Path) -> None:
     assert result.resolved is True, (result.reasons, result.output[-2000:])
     assert result.audit is not None and result.audit.config_file.endswith("/pytest.ini")
     assert [t.outcome for t in result.tests] == ["passed", "passed"]
+
+
+def test_pythons_packaging_tools_count_as_tools_on_an_image_that_ships_none(tmp_path: Path) -> None:
+    """terminal-bench-core's kv-store-grpc: the gold's ``pip install grpcio-tools`` brings
+    setuptools to a Python 3.13 image that ships none, and its ``distutils-precedence.pth`` then
+    starts in the test script's pip. The official images ship pip, setuptools and wheel (to
+    3.11), so a genuine release of them is exempt like a test tool; a pytest plugin the agent
+    chose is not."""
+    empty_image = tmp_path / "rootfs"
+    empty_image.mkdir()
+    check = IndexCheck(None, pristine=empty_image, requested=set())  # type: ignore[arg-type]
+    tools = check.tools(set())
+    assert set(PACKAGING_TOOLS) == {"pip", "setuptools", "wheel"} <= tools
+    assert "pytest" in tools and "pytest-randomly" not in tools

@@ -287,3 +287,22 @@ def test_a_heredoc_buildkit_does_not_read_is_refused_where_docker_fails(tmp_path
     dockerfile.write_text(dockerfile.read_text().replace("<< 'EOF'", "<<'EOF'"))
     task = load_task(fixed, image="build")
     assert task.image is not None and task.image.dockerfile == dockerfile
+
+
+def test_a_placeholder_gold_solution_is_named_not_trusted(tmp_path: Path) -> None:
+    """Issue 43: terminal-bench-core's ``polyglot-rust-c`` ships the task template's
+    ``solution.sh`` (comments and ``# UNKNOWN``) and the tag ``no-verified-solution``. Its gold
+    failing is the task's gap: the task names either reason, and a real solution names none."""
+    folder = tmp_path / "t"
+    shutil.copytree(REAL / "tb-core" / "polyglot-rust-c", folder)
+    task = load_task(folder, image="build")
+    assert task.unverified_solution() == "the task's tags say no-verified-solution"
+    yaml_path = folder / "task.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("  - no-verified-solution\n", ""))
+    assert load_task(folder, image="build").unverified_solution() == (
+        "its solution script runs no command (comments only: a placeholder)"
+    )
+    solution = folder / "solution.sh"
+    solution.write_text(solution.read_text() + "\ncp /tmp/answer.c.rs /app/main.c.rs\n")
+    assert load_task(folder, image="build").unverified_solution() is None
+    assert load_task(REAL / "tb1" / "hello-world").unverified_solution() is None

@@ -164,27 +164,36 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
     if base.python:
         for marker in rootfs.glob("usr/lib/python3*/EXTERNALLY-MANAGED"):
             marker.unlink()
-        # The official images' layout: pip (and, to 3.11, setuptools and wheel) installed in
-        # /usr/local/lib/pythonX.Y/site-packages, ``pip`` and ``python`` in /usr/local/bin.
-        # Debian's own pip wheels bootstrap it offline; the apt copy is then removed.
+        # The official images' layout: their own Python in /usr/local (``python``, ``python3``,
+        # ``pip`` in /usr/local/bin; pip and, to 3.11, setuptools and wheel in
+        # /usr/local/lib/pythonX.Y/site-packages), which never sees a Python module that apt
+        # installs (apt's go to Debian's own python3). Here one interpreter serves both, so
+        # /usr/local is made its own environment (a ``pyvenv.cfg`` over the distribution's
+        # interpreter, no system site): a Dockerfile's ``apt-get install asciinema`` puts
+        # typing-extensions in /usr/lib/python3/dist-packages, where pip, as in the official
+        # image, never sees it (it could not upgrade it: "uninstall-no-record-file").
+        # Debian's own pip wheels bootstrap pip offline; the apt copy is then removed.
         version = base.python
         extra = " setuptools wheel" if tuple(map(int, version.split("."))) <= (3, 11) else ""
         script = "\n".join([
             "set -e",
-            f"site=/usr/local/lib/python{version}",
-            'mkdir -p "$site/dist-packages"',
-            '[ -e "$site/site-packages" ] || ln -s dist-packages "$site/site-packages"',
-            # --break-system-packages exists where pip enforces EXTERNALLY-MANAGED (pip 23+)
-            "flag=; python3 -m pip install --help | grep -q break-system-packages && "
-            "flag=--break-system-packages",
-            "python3 -m pip install --quiet $flag --ignore-installed --no-index "
-            f"--find-links /usr/share/python-wheels pip{extra}",
-            # and what apt's pip pulled in (python3-wheel, setuptools...): the official images'
-            # Python has no Debian modules for pip to trip over when it upgrades one
+            f'mkdir -p "/usr/local/lib/python{version}/site-packages"',
+            "printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = %s\\n' "
+            "\"$(python3 -c 'import platform; print(platform.python_version())')\" "
+            "> /usr/local/pyvenv.cfg",
+            f"ln -sf /usr/bin/python{version} /usr/local/bin/python{version}",
+            f"ln -sf python{version} /usr/local/bin/python3",
+            f"ln -sf python{version} /usr/local/bin/python",
+            # Debian's pip, run by the /usr/local interpreter, installs pip there (its
+            # scripts then run that interpreter)
+            "PYTHONPATH=/usr/lib/python3/dist-packages /usr/local/bin/python3 -m pip install "
+            "--quiet --ignore-installed --no-index --find-links /usr/share/python-wheels "
+            f"pip{extra}",
+            # and what apt's pip pulled in (python3-wheel, setuptools...)
             "apt-get purge -y -qq --autoremove python3-pip >/dev/null",
-            "ln -sf /usr/bin/python3 /usr/local/bin/python",
             "[ -e /usr/local/bin/pip ] || ln -s pip3 /usr/local/bin/pip",
             "python -m pip --version",
+            "[ \"$(python -c 'import sys; print(sys.prefix)')\" = /usr/local ]",
         ])  # fmt: skip
         run_in_root(rootfs, ["/bin/sh", "-c", script],
                     env={"PATH": BUILD_PATH, "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"},

@@ -118,6 +118,26 @@ class TerminalTask(BaseModel):
     #: The task's folder on the host (where it was loaded from), for messages and caches.
     source_dir: Path | None = None
 
+    def unverified_solution(self) -> str | None:
+        """Why the shipped gold solution is not one, if the task says so or it runs nothing.
+
+        A gold run that fails on such a task is the task's gap, not the harness's: tools that
+        check gold solutions (the bench, a ``gold`` agent's report) name it instead of counting
+        a failure. ``None`` when there is no solution at all or it looks like a real one.
+        """
+        if self.solution is None:
+            return None
+        if "no-verified-solution" in self.tags:
+            return "the task's tags say no-verified-solution"
+        commands = [
+            line
+            for line in self.solution.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+        if not commands:
+            return "its solution script runs no command (comments only: a placeholder)"
+        return None
+
 
 ArtefactRole = Literal["solution", "hint", "part", "decoy", "endpoint"]
 

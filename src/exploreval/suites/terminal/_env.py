@@ -84,6 +84,11 @@ class TerminalStepInfo(StepInfo):
     task_id: str | None = None
 
 
+#: A task image's per-process address-space cap (MB): what the 0.25 s watchdog cannot stop in
+#: time stays bounded, while libraries that reserve more than they touch load.
+IMAGE_ADDRESS_SPACE_MB = 16384
+
+
 class TerminalEnv(AsyncTextEnv):
     """Terminal tasks in a bubblewrap + tmux sandbox (solution injection optional)."""
 
@@ -290,6 +295,11 @@ class TerminalEnv(AsyncTextEnv):
         for key in ("address_space_mb", "file_size_mb"):
             if p.get(key) is not None:
                 extra[key] = int(p[key])
+        if "address_space_mb" not in extra and task.image is not None:
+            # Docker caps a container's resident memory (the watchdog's memory_mb here), never
+            # its address space: PyPI's torch maps gigabytes of CUDA libraries at import, which
+            # a 1 GB RLIMIT_AS refused ("failed to map segment", terminal-bench-core's oom)
+            extra["address_space_mb"] = max(memory, IMAGE_ADDRESS_SPACE_MB)
         return Limits(
             wall_s=float(p.get("wall_s", task.agent_timeout_s + task.test_timeout_s + 60)),
             cpu_s=float(p.get("cpu_s", task.agent_timeout_s)),

@@ -33,7 +33,7 @@ from exploreval.suites.terminal._host_settings import (
 )
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
-BUILDER_VERSION = 4
+BUILDER_VERSION = 5
 
 
 UV_VERSION = "0.7.13"

@@ -10,7 +10,8 @@ such a file as agent code when both hold:
   ``RECORD``; a console script (``bin/pip``) is the standard launcher of an entry point that
   wheel declares;
 * **its distribution is a test tool**: the image ships a distribution of that name (any
-  version), the task's test scripts install it (``pip install``, ``uv add``, ``uvx --with``...
+  version), it is one of Python's packaging tools that the official images ship (pip,
+  setuptools, wheel: :data:`PACKAGING_TOOLS`), the task's test scripts install it (``pip install``, ``uv add``, ``uvx --with``...
   lines of the shipped ``run-tests.sh`` / ``test.sh``), or it is pytest or something one of
   those requires (read from the verified wheels' own metadata).
 
@@ -42,6 +43,12 @@ from exploreval.suites.terminal._view import SandboxView, list_in_root
 DEFAULT_INDEX = "https://pypi.org/simple"
 #: The test tool every Terminal-Bench and Harbor script runs; its requirements are tools too.
 ROOT_TOOLS = ("pytest",)
+#: Python's packaging tools, which the official ``python:`` images ship (pip always, setuptools
+#: and wheel to 3.11). A test script's ``pip install`` runs under whichever of them is there:
+#: setuptools' ``distutils-precedence.pth`` starts in every interpreter once a solution's
+#: dependency (grpcio-tools...) installs setuptools on a 3.12+ image, and its genuine release
+#: shapes no test, whichever version the agent's install chose.
+PACKAGING_TOOLS = ("pip", "setuptools", "wheel")
 _SITE_DIRS = ("site-packages", "dist-packages")
 _MAX_WHEEL_BYTES = 64 * 2**20
 _LAUNCHER = re.compile(
@@ -124,7 +131,8 @@ class IndexCheck:
 
     # -- which tools count -------------------------------------------------------------------
     def tools(self, site_dirs: set[str]) -> set[str]:
-        """Distributions the image ships, and the test tools (:meth:`test_tools`)."""
+        """Distributions the image ships, Python's packaging tools, and the test tools
+        (:meth:`test_tools`)."""
         if self._tools is not None:
             return self._tools
         tools: set[str] = set()
@@ -133,7 +141,7 @@ class IndexCheck:
                 for name, _real in list_in_root(self.pristine, site):
                     if name.endswith(".dist-info"):
                         tools.add(normalize(name.partition("-")[0]))
-        self._tools = tools | self.test_tools(site_dirs)
+        self._tools = tools | set(PACKAGING_TOOLS) | self.test_tools(site_dirs)
         return self._tools
 
     def test_tools(self, site_dirs: set[str]) -> set[str]:

@@ -58,6 +58,7 @@ from exploreval.suites.terminal._rootfs import (
 )
 from exploreval.suites.terminal._sandbox_argv import bwrap_root_args
 from exploreval.suites.terminal._sandbox_config import (
+    AGENT_HOME,
     BASHRC,
     BASHRC_PATH,
     CTL_DIR,
@@ -131,7 +132,7 @@ class Sandbox(PaneMixin):
         """The environment of everything in the sandbox (the pane, exec), task variables last."""
         return {
             "PATH": SANDBOX_PATH,
-            "HOME": "/root",
+            "HOME": AGENT_HOME,
             "LANG": "C.UTF-8",
             "TERM": "tmux-256color",
             "PIP_RETRIES": "0" if not self.config.network else "2",

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._limits import Limits
 
+#: The agent's home directory in every sandbox (``HOME``), as a container's root has it.
+AGENT_HOME = "/root"
+
 CTL_DIR = "/tmp/.exploreval"
 
 

@@ -40,6 +40,7 @@ import tomllib
 from pathlib import Path
 
 from exploreval.suites.terminal._audit import MARKER
+from exploreval.suites.terminal._sandbox_config import AGENT_HOME
 from exploreval.suites.terminal._verifier import (
     HARNESS_DIR,
     PYCACHE_PATH,
@@ -302,11 +303,12 @@ def pristine_pip_env(lower: Path | None) -> dict[str, str]:
 
 
 def verification_env(task_env: dict[str, str] | None, *, host_system: bool) -> dict[str, str]:
-    """The test command's environment before the pins: the system ``PATH``, a fresh ``HOME``,
-    git hooks and fsmonitor off, then the task's own variables (its Dockerfile ``ENV``)."""
+    """The test command's environment before the pins: the system ``PATH``, the agent's
+    ``HOME`` (pinned to a fresh one until the tests begin, :func:`sealed_env`), git hooks and
+    fsmonitor off, then the task's own variables (its Dockerfile ``ENV``)."""
     env = {
         "PATH": VERIFY_PATH,
-        "HOME": VERIFY_HOME,
+        "HOME": AGENT_HOME,
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "TEST_DIR": "/tests",
@@ -342,6 +344,9 @@ def sealed_env(
         "PYTHONPATH": ":".join(p for p in (HARNESS_DIR, env.get("PYTHONPATH", "")) if p),
         "PYTHONSAFEPATH": "1",
         "PYTHONNOUSERSITE": "1",
+        # the test tools start in a fresh home (no dotfile of the agent's is read before the
+        # tests); the tests get the agent's back: Terminal-Bench's tests read ~/.jupyter...
+        "HOME": VERIFY_HOME,
     }
     if host_system:  # the agent cannot write byte code of this machine's own Python
         pins["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

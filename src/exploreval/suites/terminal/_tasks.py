@@ -52,6 +52,12 @@ _DIFFICULTIES = ("easy", "medium", "hard")
 _KINDS = ("file", "text", "script", "git", "swe", "api")
 
 
+#: A Terminal-Bench 1 task's resident memory (MB) when run from its image. Terminal-Bench sets
+#: none (a container may use the host's memory); 1 GB killed mlflow-register's own gold (an MLflow
+#: server with four workers beside the client that registers the model).
+TB1_MEMORY_MB = 4096
+
+
 def cache_root() -> Path:
     """Where materialised work-dir templates and tests live (``EXPLOREVAL_TERMINAL_CACHE``)."""
     return user_cache_dir("terminal-tasks", "EXPLOREVAL_TERMINAL_CACHE")
@@ -310,6 +316,7 @@ def _tb1_image_task(
         env=env,
         solution=solution,
         agent_network=True,  # Terminal-Bench's harness gives every container one
+        memory_mb=TB1_MEMORY_MB,
         source_layout="terminal-bench-1",
     )  # fmt: skip
 
