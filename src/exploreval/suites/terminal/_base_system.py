@@ -156,6 +156,13 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
     if options:
         conf.write_text("".join(f"{o};\n" for o in options))
     single_uid_apt(rootfs)
+    # Docker's official debian and ubuntu images delete the packages apt downloaded once they
+    # are installed (their apt.conf.d/docker-clean); without it every image kept its .debs
+    # (1.7 GB over terminal-bench-core's images)
+    clean = "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb || true"
+    (rootfs / "etc/apt/apt.conf.d/docker-clean").write_text(
+        f'DPkg::Post-Invoke {{ "{clean}"; }};\nAPT::Update::Post-Invoke {{ "{clean}"; }};\n'
+    )
     pip_lines = host_pip_config()
     if pip_lines:
         (rootfs / "etc/pip.conf").write_text("[global]\n" + "\n".join(pip_lines) + "\n")

@@ -102,7 +102,24 @@ _DEFAULT_ENV = {
 }
 
 
+#: Releases whose tmux predates ``tmux -D`` (3.2): the sandbox runs the agent's pane as the
+#: foreground tmux server of its PID namespace, which their tmux cannot do.
+TMUX_BEFORE_3_2 = {"focal": "3.0a", "bullseye": "3.1c"}
+
+
 def map_base(image: str, platform: str | None = None) -> Base:
+    """The :class:`Base` for a ``FROM`` image reference, or :class:`BaseRefused` (the reason)."""
+    base = _map_base(image, platform)
+    old_tmux = TMUX_BEFORE_3_2.get(base.release)
+    if old_tmux:
+        raise BaseRefused(
+            f"FROM {image} -> {base.distro} {base.release}, whose tmux ({old_tmux}) cannot run "
+            "the agent's pane: the sandbox needs tmux 3.2 or later (tmux -D)"
+        )
+    return base
+
+
+def _map_base(image: str, platform: str | None = None) -> Base:
     """The :class:`Base` for a ``FROM`` image reference, or :class:`BaseRefused`."""
     if platform and platform not in ("linux/amd64", "linux/x86_64", "$BUILDPLATFORM",
                                      "${BUILDPLATFORM}", "$TARGETPLATFORM"):  # fmt: skip
@@ -117,13 +134,13 @@ def map_base(image: str, platform: str | None = None) -> Base:
             # casts), and its Debian package would put typeguard, typing-extensions... on the
             # image's only Python, where pip then cannot upgrade them (python:3.13's pip in
             # /usr/local never sees Debian's python3 modules)
-            base = map_base("python:3.13-slim-bookworm")
+            base = _map_base("python:3.13-slim-bookworm")
             return _with(base, ("tmux",),
                          f"{image} = python:3.13-slim-bookworm + tmux, asciinema, WORKDIR /app "
                          f"-> {base.distro} {base.release} (without asciinema: exploreval records "
                          f"the pane itself){pinned}", "/app")  # fmt: skip
         if kind == "ubuntu-24-04":
-            return _with(map_base("ubuntu:24.04"), ("tmux", "asciinema"),
+            return _with(_map_base("ubuntu:24.04"), ("tmux", "asciinema"),
                          f"{image} = ubuntu:24.04 + tmux, asciinema, WORKDIR /app -> ubuntu "
                          f"noble{pinned}", "/app")  # fmt: skip
         raise BaseRefused(
