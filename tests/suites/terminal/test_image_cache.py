@@ -198,3 +198,27 @@ def test_images_share_identical_installed_files_but_not_their_own(cache: Path) -
     shutil.rmtree(cache / "two")  # every copy the index names is gone
     files, _ = share_across_images(roots[2])  # numpy.so re-indexed, other.so differs
     assert files == 0 and (roots[2] / "usr/lib/python3/numpy.so").read_bytes() == library
+
+
+def test_a_base_whose_build_fails_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed base build (mmdebstrap, the Python set-up, the test tools) used to leave its
+    half-built root, which ``exploreval images`` neither listed nor pruned (427 MB of them after
+    a terminal-bench-core run). It is removed, and the error still reaches the caller."""
+    from exploreval.suites.terminal import _base_system
+    from exploreval.suites.terminal._bases import map_base
+    from exploreval.suites.terminal._image_recipe import ImageBuildError
+
+    monkeypatch.setenv("EXPLOREVAL_IMAGE_CACHE", str(tmp_path / "cache"))
+
+    def half_built(base: object, target: Path, log: object, *, tools: bool) -> None:
+        (target / "rootfs" / "usr").mkdir(parents=True)
+        (target / "rootfs" / "usr" / "big").write_bytes(b"x" * 65536)
+        raise ImageBuildError("setting up python failed (exit 100)")
+
+    monkeypatch.setattr(_base_system, "_build_base", half_built)
+    with pytest.raises(ImageBuildError, match="exit 100"):
+        _base_system.ensure_base(map_base("python:3.11-slim"))
+    bases = tmp_path / "cache" / "bases"
+    assert [p.name for p in bases.iterdir()] == ["locks"]

@@ -89,33 +89,42 @@ def ensure_base(base: Base, log: BuildLog | None = None, *, tools: bool = False)
             return target / "rootfs"
         remove_tree(target)
         (target).mkdir(parents=True)
-        argv = [
-            "mmdebstrap", "--variant=minbase", f"--include={','.join(base.packages)}",
-            "--components=main" + (",universe" if base.distro == "ubuntu" else ""),
-        ]  # fmt: skip
-        for option in host_apt_options():
-            argv.append(f"--aptopt={option}")
-        if base.distro == "ubuntu":
-            argv.append(f"--keyring={_ubuntu_keyring()}")
-        argv += [base.release, str(target / "rootfs"), *_sources(base)]
-        if log is not None:
-            log.write(f"$ {' '.join(shlex.quote(a) for a in argv)}\n")
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).splitlines()[-25:])
-            raise ImageBuildError(
-                f"building the base system {base.distro} {base.release} with mmdebstrap failed "
-                f"(exit {done.returncode}):\n{tail}",
-                unreachable=unreachable_host(done.stdout + done.stderr),
-            )
-        _base_conventions(target / "rootfs", base)
-        if tools:
-            provision_test_tools(target / "rootfs", target, log)
+        try:
+            _build_base(base, target, log, tools=tools)
+        except BaseException:  # no half-built base left behind (prune lists complete ones only)
+            remove_tree(target)
+            raise
         (target / ".complete").write_text(base.note + "\n")
         hold(target)
         return target / "rootfs"
     finally:
         unlock(lock)
+
+
+def _build_base(base: Base, target: Path, log: BuildLog | None, *, tools: bool) -> None:
+    """mmdebstrap the release into ``target/rootfs``, then the images' conventions and tools."""
+    argv = [
+        "mmdebstrap", "--variant=minbase", f"--include={','.join(base.packages)}",
+        "--components=main" + (",universe" if base.distro == "ubuntu" else ""),
+    ]  # fmt: skip
+    for option in host_apt_options():
+        argv.append(f"--aptopt={option}")
+    if base.distro == "ubuntu":
+        argv.append(f"--keyring={_ubuntu_keyring()}")
+    argv += [base.release, str(target / "rootfs"), *_sources(base)]
+    if log is not None:
+        log.write(f"$ {' '.join(shlex.quote(a) for a in argv)}\n")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-25:])
+        raise ImageBuildError(
+            f"building the base system {base.distro} {base.release} with mmdebstrap failed "
+            f"(exit {done.returncode}):\n{tail}",
+            unreachable=unreachable_host(done.stdout + done.stderr),
+        )
+    _base_conventions(target / "rootfs", base)
+    if tools:
+        provision_test_tools(target / "rootfs", target, log)
 
 
 #: apt's download directories, which it hands to its ``_apt`` user.
