@@ -32,6 +32,9 @@ def _network(monkeypatch: pytest.MonkeyPatch) -> None:
         ("--2025-01-01--  https://cdn.kernel.org/pub/linux.tar.xz\nResolving cdn.kernel.org "
          "(cdn.kernel.org)... failed: Name or service not known.", "cdn.kernel.org"),
         ("wget: unable to resolve host address \u2018upc.lbl.gov\u2019", "upc.lbl.gov"),
+        # terminal-bench-core's chem-rf: its gold fetches its data with the AWS CLI
+        ('fatal error: Could not connect to the endpoint URL: "https://kin-del-2024.s3.amazonaws'
+         '.com/data/mapk14_1M.parquet"', "kin-del-2024.s3.amazonaws.com"),
         # a server the task should have started: the agent's (or gold's) problem, not the network
         ("curl: (7) Failed to connect to localhost port 8000 after 0 ms: Connection refused",
          None),

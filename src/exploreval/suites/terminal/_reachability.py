@@ -26,6 +26,8 @@ _UNREACHABLE = (
     re.compile(r"(?:Failed to download|error sending request for url \(?) ?https?://([\w.-]+)"),
     # huggingface_hub / transformers: "We couldn't connect to 'https://huggingface.co' to load"
     re.compile(r"couldn't connect to '?https?://([\w.-]+)"),
+    # the AWS CLI: 'Could not connect to the endpoint URL: "https://bucket.s3.amazonaws.com/..."'
+    re.compile(r"Could not connect to the endpoint URL: \"?https?://([\w.-]+)"),
 )
 
 
