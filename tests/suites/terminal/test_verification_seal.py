@@ -379,6 +379,10 @@ ATTACKS: dict[str, tuple[Path, str, str | None]] = {
         TB1,
         _write("/srv/forcer/forcer.py", FORCER)
         + "cp -a /usr/lib/python3.11/. /usr/local/lib/python3.11/\n"
+        # /usr/local is the image's Python environment (its pyvenv.cfg, its python3.11 a link
+        # to Debian's), which uv passes over when it looks for a Python: without them, the copy
+        # is the first plain interpreter
+        + "rm /usr/local/pyvenv.cfg /usr/local/bin/python3.11\n"
         + "cp /usr/bin/python3.11 /usr/local/bin/python3.11 && ln -sf python3.11 /usr/local/bin/python\n"
         + _write(
             "/usr/local/lib/python3.11/site.py",
