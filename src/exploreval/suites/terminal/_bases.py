@@ -131,9 +131,9 @@ def _map_base(image: str, platform: str | None = None) -> Base:
         kind = name[len(_TBENCH) :]
         if kind == "python-3-13":
             # asciinema is left out here: Terminal-Bench's recorder (exploreval records its own
-            # casts), and its Debian package would put typeguard, typing-extensions... on the
-            # image's only Python, where pip then cannot upgrade them (python:3.13's pip in
-            # /usr/local never sees Debian's python3 modules)
+            # casts). Its Debian package once broke pip upgrades on the image's only Python;
+            # /usr/local is now its own environment (_base_system), which apt's modules never
+            # reach, so leaving it out only spares the download
             base = _map_base("python:3.13-slim-bookworm")
             return _with(base, ("tmux",),
                          f"{image} = python:3.13-slim-bookworm + tmux, asciinema, WORKDIR /app "

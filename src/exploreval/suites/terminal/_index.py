@@ -11,9 +11,10 @@ such a file as agent code when both hold:
   wheel declares;
 * **its distribution is a test tool**: the image ships a distribution of that name (any
   version), it is one of Python's packaging tools that the official images ship (pip,
-  setuptools, wheel: :data:`PACKAGING_TOOLS`), the task's test scripts install it (``pip install``, ``uv add``, ``uvx --with``...
-  lines of the shipped ``run-tests.sh`` / ``test.sh``), or it is pytest or something one of
-  those requires (read from the verified wheels' own metadata).
+  setuptools, wheel: :data:`PACKAGING_TOOLS`), the task's test scripts install it (``pip
+  install``, ``uv add``, ``uvx --with``... lines of the shipped ``run-tests.sh`` /
+  ``test.sh``), or it is pytest or something one of those requires (read from the verified
+  wheels' own metadata).
 
 A genuine release of something else (a pytest plugin from the index that the agent chose)
 still counts: what runs before the tests is the verifier's choice, not only the index's bytes.
