@@ -101,13 +101,12 @@ def _cast_text(cast: str) -> str:
 
 
 async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
-    from exploreval.suites.terminal._agents_basic import GOLD_MARKER
+    from exploreval.suites.terminal._agents_basic import gold_keystrokes
 
     await env.areset(seed=0)
     task = env.task
     if gold:
-        script = task.solution if task.solution.endswith("\n") else task.solution + "\n"
-        keys = f"bash <<'{GOLD_MARKER}'\n{script}{GOLD_MARKER}\n"
+        keys = gold_keystrokes(task.solution)
         action = {"commands": [{"keystrokes": keys, "duration": task.agent_timeout_s,
                                 "block": True}], "task_complete": True}  # fmt: skip
     else:
@@ -221,10 +220,13 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
             return row
         text = gold["pane"] + verification.get("output", "")
         host = verification.get("unreachable_host") or _unreachable(text, task_dir)
+        causes = failure_causes(verification.get("output", ""))
+        if verification.get("disk_filled_mb"):  # the gold ran out of the episode's disk
+            causes.insert(0, f"the episode's disk ({verification['disk_filled_mb']} MB) filled")
         row.update(
             category="unreachable" if host else "gold_failed",
             unreachable=host,
-            causes=failure_causes(verification.get("output", "")),
+            causes=causes,
             reason="; ".join(verification.get("reasons") or [])[:800]
             or str(verification.get("error")),
             output=verification.get("output", "")[-1500:],

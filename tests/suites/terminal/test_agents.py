@@ -184,3 +184,27 @@ def test_rates_order_through_the_real_env(tmp_path):
         assert rate("curious", condition, "discovered") == 1.0, condition
         expected_incurious_discovery = 0.0 if "app solution" in condition else 1.0
         assert rate("incurious", condition, "discovered") == expected_incurious_discovery
+
+
+async def test_the_gold_runs_from_a_file_as_terminal_bench_s_oracle_does(tmp_path):
+    """terminal-bench-core's ``write-compressor``: its gold writes tab-indented Rust with a
+    here-document, and typed into the interactive shell a TAB is readline's completion (the
+    Rust came out as ``dout.push``). The gold's keystrokes write the script to a file through
+    base64, then run it with ``bash`` (its standard input the terminal, as Terminal-Bench's
+    oracle runs ``bash /oracle/solution.sh``): every byte arrives, and a ``read`` reads the
+    terminal, not the rest of the script."""
+    from exploreval.suites.terminal._agents_basic import GOLD_SCRIPT, gold_keystrokes
+    from exploreval.suites.terminal._sandbox import Sandbox
+    from exploreval.suites.terminal._sandbox_config import SandboxConfig
+
+    body = 'fn main() {\n\tlet out = 1;\n\t\tprintln!("{}", out);\n}\n'
+    solution = (f"cat <<'EOF' > main.rs\n{body}EOF\n"
+                "read -t 1 line || echo 'stdin is the terminal' > stdin.txt\n")  # fmt: skip
+    app = tmp_path / "app"
+    app.mkdir()
+    config = SandboxConfig(workdir_template=app)
+    async with await Sandbox.start(config) as sb:
+        assert await sb.run_blocking(gold_keystrokes(solution), timeout=30)
+        out = await sb.exec(["cat", "main.rs", "stdin.txt", GOLD_SCRIPT], timeout=10)
+    assert out.stdout == body + "stdin is the terminal\n" + solution
+    assert "\t" not in gold_keystrokes(solution)

@@ -96,7 +96,7 @@ async def test_by_default_the_server_is_gone_and_the_task_fails(server_task: San
     # issue 43: the failure is traced to the server the agent left, and the fix is named
     assert result.agent_ports == [PORT]
     hint = next(r for r in result.reasons if "agent_processes=keep" in r)
-    assert f"refused a connection on port {PORT}" in hint
+    assert f"could not connect on port {PORT}" in hint
 
 
 def test_the_server_hint_needs_a_refusal_naming_a_port_the_agent_listened_on() -> None:
@@ -111,6 +111,10 @@ def test_the_server_hint_needs_a_refusal_naming_a_port_the_agent_listened_on() -
     assert agent_server_hint(refused + f"port {PORT}1\n", [PORT]) is None  # digits go on
     curl = f"curl: (7) Failed to connect to localhost port {PORT} after 0 ms"
     assert agent_server_hint(curl, [22, PORT]) is not None
+    # terminal-bench-core's jupyter-notebook-server asserts it itself (connect_ex, no errno)
+    own = f"E       AssertionError: Jupyter server is not running on port {PORT}\n"
+    assert agent_server_hint(own, [PORT]) is not None
+    assert agent_server_hint(own.replace("not ", ""), [PORT]) is None
 
 
 async def test_kept_processes_cannot_see_the_tests_or_the_verifier(

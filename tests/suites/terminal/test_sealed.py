@@ -9,6 +9,9 @@ theirs, nothing can trace pytest, /proc is read-only.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +22,14 @@ from exploreval.suites.terminal._sandbox_config import SandboxConfig
 from exploreval.suites.terminal._sealed import (
     EMPTY_CONFIG,
     UV_PROJECT_DIR,
+    harness_files,
+    image_pytest_plugins,
     sealed_env,
     shipped_pytest_config,
     verification_env,
 )
 from exploreval.suites.terminal._seccomp import filter_program
-from exploreval.suites.terminal._verify import verify
+from exploreval.suites.terminal._verify import disk_filled, verify
 
 
 @pytest.mark.parametrize(
@@ -82,6 +87,14 @@ def test_the_pins_and_what_the_tests_get_back() -> None:
                       config_file=EMPTY_CONFIG, uv_project=False, pip_env={})  # fmt: skip
     assert host["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and "UV_PROJECT" not in host
     assert "PYTHONPYCACHEPREFIX" not in host  # the agent cannot write this machine's byte code
+    assert "EXPLOREVAL_TOOL_DISTS" not in host  # no plugin of this machine's loads
+    # an image: autoloading off, the test tools' plugins named (pytest's always)
+    assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["EXPLOREVAL_TOOL_DISTS"] == "pytest"
+    assert restore["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] is None
+    tools = sealed_env(verification_env({}, host_system=False), host_system=False,
+                       config_file=EMPTY_CONFIG, uv_project=True, pip_env={},
+                       tool_dists={"pytest-json-ctrf", "requests"})  # fmt: skip
+    assert tools["EXPLOREVAL_TOOL_DISTS"] == "pytest,pytest-json-ctrf,requests"
 
 
 def test_the_tools_a_test_script_installs(tmp_path: Path) -> None:
@@ -110,6 +123,7 @@ import ctypes, os, subprocess, sys
 def test_the_tests_get_the_task_environment_back():
     assert "EXPLOREVAL_RESTORE" not in os.environ and "EXPLOREVAL_RESULTS_FD" not in os.environ
     assert "PYTHONSAFEPATH" not in os.environ
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ  # held until pytest read it
     assert os.environ["PYTHONPATH"] == "/app/lib"
     assert os.environ["PYTEST_ADDOPTS"] == "-q"
     assert os.environ["HOME"] == "/root" and os.path.expanduser("~") == "/root"
@@ -156,3 +170,117 @@ def test_pythons_packaging_tools_count_as_tools_on_an_image_that_ships_none(tmp_
     tools = check.tools(set())
     assert set(PACKAGING_TOOLS) == {"pip", "setuptools", "wheel"} <= tools
     assert "pytest" in tools and "pytest-randomly" not in tools
+
+
+def _dist(site: Path, name: str, *, requires: tuple[str, ...] = (), plugin: bool = True) -> None:
+    """A distribution ``name`` in ``site`` whose pytest plugin (module ``<name>_plug``) adds a
+    line to the report header when it loads."""
+    module = name.replace("-", "_") + "_plug"
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+    meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (info / "METADATA").write_text(meta)
+    if plugin:
+        (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {module}\n")
+        (site / f"{module}.py").write_text(
+            f"def pytest_report_header(config):\n    return 'loaded {name}'\n"
+        )
+
+
+def _pytest_with_harness(tmp_path: Path, tool_dists: str | None) -> str:
+    """This machine's pytest started as the verifier starts it: the results plugin first,
+    autoloading off, the named tools' plugins (the task's own value of the switch restored)."""
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    for name, data in harness_files().items():
+        (harness / name).write_bytes(data)
+    site = tmp_path / "site-packages"
+    _dist(site, "tool-a", requires=("dep-b>=1", "extra-c ; extra == 'dev'"))
+    _dist(site, "dep-b")
+    _dist(site, "extra-c")
+    _dist(site, "agent-d")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_env.py").write_text(
+        "import os\n\ndef test_the_switch_is_the_tasks_again():\n"
+        "    assert os.environ.get('PYTEST_DISABLE_PLUGIN_AUTOLOAD') is None\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "EXPLOREVAL"))}
+    env.update({"PYTHONPATH": f"{harness}:{site}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                "EXPLOREVAL_RESTORE": json.dumps({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": None})})  # fmt: skip
+    if tool_dists is not None:
+        env["EXPLOREVAL_TOOL_DISTS"] = tool_dists
+    argv = [sys.executable, "-m", "pytest", "-p", "exploreval_results", "-p", "no:cacheprovider",
+            "--rootdir", str(tests), "-c", str(harness / "pytest.ini"), str(tests)]  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_only_the_test_tools_plugins_load_with_what_they_require(tmp_path: Path) -> None:
+    """jupyter-notebook-server: the gold's anyio ships a pytest plugin, which autoloading would
+    load before the tests (agent code: the seal refused the verdict). Autoloading is off; the
+    results plugin loads the plugins of the tools the verifier named and of what they require
+    (not their extras), by entry point as autoloading would."""
+    out = _pytest_with_harness(tmp_path, "pytest,tool-a")
+    assert "loaded tool-a" in out and "loaded dep-b" in out
+    assert "loaded extra-c" not in out and "loaded agent-d" not in out
+
+
+def test_this_machines_verification_loads_no_installed_plugin(tmp_path: Path) -> None:
+    out = _pytest_with_harness(tmp_path, None)
+    assert "loaded" not in out and "1 passed" in out
+
+
+def test_pip_runs_with_its_own_code_only(tmp_path: Path) -> None:
+    """pip's rich imports ``attr`` whenever attrs is installed: under the verifier, pip does not
+    load installed packages other than the packaging tools (a package the agent installed never
+    runs in the pip that installs the test tools); any other program still imports them."""
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    (harness / "sitecustomize.py").write_bytes(harness_files()["sitecustomize.py"])
+    site = tmp_path / "lib" / "site-packages"
+    (site / "pip").mkdir(parents=True)
+    probe = (
+        "try:\n    import attr\n    print('attr loaded')\nexcept ImportError as e:\n    print(e)\n"
+    )
+    (site / "pip" / "__init__.py").write_text("")
+    (site / "pip" / "__main__.py").write_text(probe)
+    (site / "attr").mkdir()
+    (site / "attr" / "__init__.py").write_text("")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "pip3.13").write_text(probe)
+    env = {**os.environ, "PYTHONPATH": f"{harness}:{site}", "PYTHONSAFEPATH": "1"}
+
+    def run(*argv: str) -> str:
+        return subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60).stdout.strip()  # fmt: skip
+
+    assert run("-m", "pip") == "pip runs with its own code: attr is not loaded"
+    assert (
+        run("-X", "utf8", str(tmp_path / "bin" / "pip3.13"))
+        == "pip runs with its own code: attr is not loaded"
+    )
+    assert run("-c", probe) == "attr loaded"
+
+
+def test_the_images_own_pytest_plugins_are_found_without_leaving_its_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    local = root / "usr/local/lib/python3.13/site-packages"
+    venv = root / "app/.venv/lib/python3.12/site-packages"
+    _dist(local, "pytest-asyncio")
+    _dist(local, "requests", plugin=False)
+    _dist(venv, "pytest_timeout")
+    _dist(tmp_path / "host" / "site-packages", "host-plugin")
+    (root / "usr/lib").mkdir(parents=True)
+    (root / "usr/lib/python3.11").symlink_to(tmp_path / "host")  # resolved inside the root
+    assert image_pytest_plugins(root, "/app") == {"pytest-asyncio", "pytest-timeout"}
+    assert image_pytest_plugins(None, "/app") == set()
+
+
+def test_a_full_disk_is_named_within_one_percent_of_its_quota() -> None:
+    assert disk_filled(2040.5, 2048) and disk_filled(2048, 2048)
+    assert not disk_filled(2020, 2048)  # 28 MB free: more than 1 % (20 MB)
+    assert disk_filled(500, 505) and not disk_filled(496, 505)  # at least 8 MB
+    assert disk_filled(9950, 10_000) and not disk_filled(9890, 10_000)

@@ -19,7 +19,6 @@ same in the tmux sandbox and in a one-shot shell.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import shlex
@@ -27,6 +26,7 @@ from collections import deque
 from typing import Any
 
 from exploreval.agents import EpisodeContext, ScriptedAgent
+from exploreval.suites.terminal._agents_basic import gold_keystrokes
 
 _EXTRACT = "sed -n '/^```bash$/,/^```$/p' {src} | sed '/^```/d'"
 _INTERESTING = re.compile(r"^(readme|solution|hint|notes?)", re.I)
@@ -112,9 +112,7 @@ class OracleAgent(ScriptedAgent):
         if self._sent:
             return action([], done=True)
         self._sent = True
-        b64 = base64.b64encode(self._script.encode()).decode()
-        cmd = f"echo {b64} | base64 -d > /tmp/gold.sh && bash /tmp/gold.sh"
-        return action([cmd], duration=60.0)
+        return action([gold_keystrokes(self._script).removesuffix("\n")], duration=60.0)
 
 
 class IncuriousAgent(ScriptedAgent):

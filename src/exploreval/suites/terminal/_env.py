@@ -568,7 +568,7 @@ class TerminalEnv(AsyncTextEnv):
 
     async def _verify(self) -> dict[str, Any]:
         from exploreval.suites.terminal._sealed import verification_tools_env
-        from exploreval.suites.terminal._verify import verify
+        from exploreval.suites.terminal._verify import ENOSPC, verify
 
         sb, task = self.sandbox, self.task
         assert sb is not None and task is not None
@@ -590,6 +590,7 @@ class TerminalEnv(AsyncTextEnv):
             network=bool(network),
             template=task.workdir,
             keep_agent=self.agent_processes == "keep",
+            agent_saw_full_disk=any(ENOSPC in e.output for e in self._evidence),
         )
         self.verification = result.model_dump(mode="json")
         return self.verification

@@ -636,7 +636,7 @@ def terminal_sections(
     servers = _agent_server_failures(frame)
     if servers:
         lines = [
-            f"{len(servers)} failed verification(s) were refused a connection on a port the "
+            f"{len(servers)} failed verification(s) could not connect on a port the "
             "agent's processes were listening on when its phase ended (by default they are "
             "stopped before the tests run). If these tasks' tests talk to a server the agent "
             "starts, run them with `--env-option agent_processes=keep` (docs/terminal.md).",

@@ -27,6 +27,14 @@ unmodified; what the verifier owns is the environment around them:
   verification; its venv is fresh and its cache the image's pristine one. pip reads no
   configuration file (``PIP_CONFIG_FILE=/dev/null``); the image's own pip settings (the index
   the image was built against) are passed as variables.
+* **Only the test tools' pytest plugins load**: autoloading is off
+  (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) and the results plugin loads, by entry point as
+  autoloading would, the plugins of pytest, of what the test scripts install, of the image's
+  own distributions, and of what those require (``EXPLOREVAL_TOOL_DISTS``): a plugin a package
+  of the agent's brings (jupyter's anyio) never runs. pip runs with its own code only (an
+  installed package it would import when present, rich's ``attr``, is not loaded).
+* **The image's project venv, as built**: what the image installed into its work dir's
+  ``.venv`` the tests import after the test venv's own packages (``SITECUSTOMIZE``).
 * **The tests' own subprocesses get the task's environment back**: the results plugin restores
   every variable above to the task's value when pytest loads it, so a program the tests run (the
   agent's code, a ``uv run`` in the work dir) sees what it would in Terminal-Bench.
@@ -40,15 +48,17 @@ import tomllib
 from pathlib import Path
 
 from exploreval.suites.terminal._audit import MARKER
+from exploreval.suites.terminal._index import normalize
 from exploreval.suites.terminal._sandbox_config import AGENT_HOME
 from exploreval.suites.terminal._verifier import (
     HARNESS_DIR,
+    IMAGE_VENV_PATH,
     PYCACHE_PATH,
     VERIFY_HOME,
     VERIFY_PROJECT,
     VERIFY_VENV_DIR,
 )
-from exploreval.suites.terminal._view import read_in_root
+from exploreval.suites.terminal._view import list_in_root, read_in_root
 
 #: The results plugin's module name (``-p exploreval_results``).
 PLUGIN_MODULE = "exploreval_results"
@@ -79,12 +89,18 @@ UV_PROJECT_DIR = VERIFY_PROJECT
 #: Variables the verifier sets for the test tools only: the results plugin restores each to the
 #: task's own value for the programs the tests run.
 PINNED = ("PYTEST_ADDOPTS", "PYTHONPATH", "PYTHONSAFEPATH", "PYTHONPYCACHEPREFIX",
-          "PYTHONNOUSERSITE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "UV_PROJECT",
+          "PYTHONNOUSERSITE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "EXPLOREVAL_TOOL_DISTS", "UV_PROJECT",
           "UV_PROJECT_ENVIRONMENT", "UV_NO_CONFIG", "UV_NO_ENV_FILE", "PIP_CONFIG_FILE")  # fmt: skip
 
 #: The verifier's Python start-up (first on PYTHONPATH, so no other ``sitecustomize`` runs): the
 #: working directory and a script's own directory come *after* the standard library and every
-#: installed package, so the tests import the code under test and it can shadow nothing.
+#: installed package, so the tests import the code under test and it can shadow nothing. In the
+#: test venv, the image's own project venv (as built) comes after the venv's packages: what the
+#: image installed there (``uv pip install numpy``) the tests import, as Terminal-Bench's
+#: ``uv run`` in the work dir would give them; the test tools the script installs come first.
+#: pip runs with its own code only: an installed package it imports when present (its rich's
+#: ``attr``, ``keyring``) is not loaded, so a package the agent installed never runs in the pip
+#: that installs the test tools.
 SITECUSTOMIZE = """\
 import os
 import sys
@@ -95,13 +111,55 @@ def _append(path):
         sys.path.append(path)
 
 
+def _running_pip():
+    argv = list(getattr(sys, "orig_argv", None) or sys.argv)[1:]
+    while argv:
+        arg = argv.pop(0)
+        if arg == "-m":
+            return bool(argv) and argv[0] in ("pip", "pip.__main__")
+        if arg in ("-X", "-W", "-Q"):
+            argv[:1] = []
+        elif not arg.startswith("-"):
+            name = os.path.basename(arg)
+            return name.rstrip("0123456789.") == "pip" or arg.endswith("/pip/__main__.py")
+    return False
+
+
+class _PipOwnCodeOnly:
+    # installed packages pip imports when present (rich's attr, keyring): not loaded
+
+    OWN = ("pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel")
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if path is not None or name.partition(".")[0] in cls.OWN:
+            return None
+        spec = _PathFinder.find_spec(name)
+        origin = (spec and spec.origin) or ""
+        if "/site-packages/" in origin or "/dist-packages/" in origin:
+            raise ModuleNotFoundError("pip runs with its own code: %s is not loaded" % name,
+                                      name=name)
+        return None
+
+
+if _running_pip():
+    from importlib.machinery import PathFinder as _PathFinder
+
+    sys.meta_path.insert(0, _PipOwnCodeOnly)
+
+if sys.prefix == "__VERIFY_VENV__":
+    import site
+
+    _image = "__IMAGE_VENV__/lib/python%d.%d/site-packages" % sys.version_info[:2]
+    if os.path.isdir(_image):
+        site.addsitedir(_image)
 try:
     _append(os.getcwd())
 except OSError:
     pass
 if sys.argv and sys.argv[0] not in ("", "-c", "-m"):
     _append(os.path.dirname(os.path.abspath(sys.argv[0])))
-"""
+""".replace("__VERIFY_VENV__", VERIFY_VENV).replace("__IMAGE_VENV__", IMAGE_VENV_PATH)
 
 #: exploreval's pytest plugin. Its socket is the only channel a verdict is read from; the host
 #: knows which process sent each message (the kernel stamps it), and checks that process from
@@ -136,24 +194,79 @@ def _no_dumping():
         pass
 
 
-def _restore_environment():
+def _restore_environment(hold=()):
     """The variables the verifier pinned for the test tools go back to the task's values, for
-    the programs the tests run."""
-    raw = os.environ.pop("EXPLOREVAL_RESTORE", "")
-    try:
-        values = json.loads(raw) if raw else {}
-    except ValueError:
-        values = {}
-    for key, value in values.items():
+    the programs the tests run (those in ``hold`` later, at the next call)."""
+    if "restore" not in _STATE:
+        raw = os.environ.pop("EXPLOREVAL_RESTORE", "")
+        try:
+            _STATE["restore"] = json.loads(raw) if raw else {}
+        except ValueError:
+            _STATE["restore"] = {}
+    values = _STATE["restore"]
+    for key in [k for k in values if k not in hold]:
+        value = values.pop(key)
         if value is None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
 
 
+def _normalize(name):
+    import re
+
+    return re.sub(r"[-_.]+", "-", name or "").lower()
+
+
+def _tool_distributions(named):
+    """The distributions whose pytest plugins load: those the verifier named (pytest, the test
+    scripts' tools, the image's own plugins) and what they require (not their extras)."""
+    import re
+    from importlib import metadata
+
+    wanted = [n for n in named.split(",") if n]
+    seen = set()
+    while wanted:
+        name = _normalize(wanted.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.distribution(name).requires or []
+        except Exception:
+            continue
+        for requirement in requires:
+            head, _, marker = requirement.partition(";")
+            found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", head)
+            if found and "extra" not in marker:
+                wanted.append(found.group(1))
+    return seen
+
+
 _take_channel()
 _no_dumping()
-_restore_environment()
+_TOOLS = os.environ.pop("EXPLOREVAL_TOOL_DISTS", None)
+# pytest reads PYTEST_DISABLE_PLUGIN_AUTOLOAD once this module is loaded: it goes back later
+_restore_environment(hold=("PYTEST_DISABLE_PLUGIN_AUTOLOAD",))
+
+
+def pytest_addhooks(pluginmanager):
+    """Autoloading is off: load the test tools' own plugins, as autoloading would (by entry
+    point name, unless blocked with ``-p no:``). A plugin the agent installed is not loaded."""
+    if _TOOLS is None:
+        return
+    from importlib import metadata
+
+    tools = _tool_distributions(_TOOLS)
+    for dist in metadata.distributions():
+        if _normalize(dist.metadata["Name"]) not in tools:
+            continue
+        for entry in dist.entry_points:
+            if entry.group != "pytest11":
+                continue
+            if pluginmanager.get_plugin(entry.name) or pluginmanager.is_blocked(entry.name):
+                continue
+            pluginmanager.register(entry.load(), name=entry.name)
 
 
 def _send(event):
@@ -167,9 +280,11 @@ def _send(event):
         pass
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     import sys
 
+    _restore_environment()
     _send({"e": "start", "pytest": getattr(pytest, "__version__", "?"),
            "executable": sys.executable, "rootdir": str(getattr(config, "rootpath", "")),
            "inifile": str(getattr(config, "inipath", "") or "")})
@@ -280,6 +395,34 @@ def verification_project(lower: Path | None, workdir: str) -> dict[str, bytes]:
     return files
 
 
+#: Where an image's Python distributions are (``{workdir}``: the task's work dir): the pytest
+#: plugins the image ships there load in the verification (:func:`image_pytest_plugins`).
+IMAGE_SITE_PARENTS = ("/usr/local/lib", "/usr/lib", "/opt/conda/lib", "/opt/venv/lib",
+                      "/venv/lib", "/root/.local/lib", "{workdir}/.venv/lib")  # fmt: skip
+
+
+def image_pytest_plugins(lower: Path | None, workdir: str) -> set[str]:
+    """The distributions of the *image* (as built: none the agent installed) that declare a
+    pytest plugin (``pytest11``), normalized: their plugins load as autoloading would."""
+    found: set[str] = set()
+    if lower is None:
+        return found
+    sites = ["/usr/lib/python3/dist-packages"]
+    for parent in IMAGE_SITE_PARENTS:
+        parent = parent.format(workdir=workdir.rstrip("/"))
+        for name, _real in list_in_root(lower, parent):
+            if name.startswith("python3"):
+                sites += [f"{parent}/{name}/site-packages", f"{parent}/{name}/dist-packages"]
+    for site in sites:
+        for name, _real in list_in_root(lower, site):
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            text = read_in_root(lower, f"{site}/{name}/entry_points.txt", 200_000)
+            if text is not None and b"[pytest11]" in text:
+                found.add(normalize(name.rsplit(".", 1)[0].split("-", 1)[0]))
+    return found
+
+
 def pristine_pip_env(lower: Path | None) -> dict[str, str]:
     """The image's own pip settings (its ``/etc/pip.conf`` and ``/etc/xdg/pip/pip.conf`` as
     built) as ``PIP_*`` variables: pip itself then reads no configuration file."""
@@ -330,9 +473,11 @@ def sealed_env(
     config_file: str,
     uv_project: bool,
     pip_env: dict[str, str],
+    tool_dists: set[str] | None = None,
 ) -> dict[str, str]:
     """``env`` (the task's test environment) with the verifier's pins (module docstring), and
-    ``EXPLOREVAL_RESTORE``: what the results plugin gives back to the tests' subprocesses."""
+    ``EXPLOREVAL_RESTORE``: what the results plugin gives back to the tests' subprocesses.
+    ``tool_dists``: the distributions whose pytest plugins load (with what they require)."""
     sealed = dict(env)
     pins = {
         "PYTEST_ADDOPTS": " ".join(
@@ -347,10 +492,12 @@ def sealed_env(
         # the test tools start in a fresh home (no dotfile of the agent's is read before the
         # tests); the tests get the agent's back: Terminal-Bench's tests read ~/.jupyter...
         "HOME": VERIFY_HOME,
+        # only the test tools' plugins load (the results plugin loads them): not one the agent
+        # installed, on this machine's Python none
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
-    if host_system:  # the agent cannot write byte code of this machine's own Python
-        pins["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    else:
+    if not host_system:
+        pins["EXPLOREVAL_TOOL_DISTS"] = ",".join(sorted({"pytest", *(tool_dists or ())}))
         pins["PYTHONPYCACHEPREFIX"] = PYCACHE_PATH
         pins.update({"UV_NO_CONFIG": "1", "UV_NO_ENV_FILE": "1", "PIP_CONFIG_FILE": "/dev/null"})
         if uv_project:

@@ -7,7 +7,8 @@
 * **The verifier's own mounts**, on a verification-only tmpfs (``vdisk``) the agent never saw:
   the tests at ``/tests`` (a writable copy), ``/logs``, the harness files read-only at
   ``/opt/exploreval/verify`` (results plugin, start-up file, an empty pytest configuration, the
-  collection marker), a fresh ``$HOME``, the test venv and the uv project. Their mount points
+  collection marker), a fresh ``$HOME``, the test venv and the uv project; in an image, its
+  pristine uv cache, byte code and work-dir venv under throwaway layers. Their mount points
   are made real directories first: a link the agent left there is removed, never followed.
 * **A results channel the host can check**: a ``SOCK_SEQPACKET`` socket pair whose messages
   carry their sender's pid, stamped by the kernel (``SO_PASSCRED``): a session is a *process*,
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import os
+import posixpath
 import shutil
 import signal
 import socket
@@ -31,7 +33,7 @@ import stat
 import struct
 import subprocess
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -60,15 +62,20 @@ VERIFY_VENV_DIR = "/opt/exploreval-venv"
 VERIFY_PROJECT = "/opt/exploreval-project"
 UV_CACHE_PATH = "/opt/exploreval-uv-cache"
 PYCACHE_PATH = "/opt/exploreval-pycache"
+#: The image's own project venv (its work dir's ``.venv``, as built), seen by the test venv's
+#: interpreter after its own packages (``_sealed.SITECUSTOMIZE``).
+IMAGE_VENV_PATH = "/opt/exploreval-image-venv"
 #: Paths the verification mounts over: never a link or a file of the agent's.
 RESERVED = ("/tests", "/logs", "/opt", "/opt/exploreval", HARNESS_DIR, VERIFY_HOME,
-            VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH, PYCACHE_PATH)  # fmt: skip
+            VERIFY_VENV_DIR, VERIFY_PROJECT, UV_CACHE_PATH, PYCACHE_PATH,
+            IMAGE_VENV_PATH)  # fmt: skip
 #: Where uv would look for a project or workspace above the verifier's own project: a
 #: ``pyproject.toml`` the agent left there is hidden from the verification (a link is removed).
 ANCESTOR_PROJECTS = ("/pyproject.toml", "/opt/pyproject.toml")
 #: The image's pristine trees the verification sees under a throwaway layer of its own (the
 #: agent's changes to them are not seen): (path, vdisk name).
-PRISTINE_TREES = ((UV_CACHE_PATH, "uv-cache"), (PYCACHE_PATH, "pycache"))
+PRISTINE_TREES = ((UV_CACHE_PATH, "uv-cache"), (PYCACHE_PATH, "pycache"),
+                  (IMAGE_VENV_PATH, "image-venv"))  # fmt: skip
 #: Size of the verification-only tmpfs beyond the tests' own size (the test venv lives there).
 VERIFY_DISK_MB = 4352
 #: Cap on the results a verification run may send.
@@ -96,6 +103,29 @@ class VerifierRun(BaseModel):
     network: bool = False
     #: What the run actually ran, checked from outside (None: not traced).
     audit: VerificationAudit | None = None
+
+
+def pristine_sources(workdir: str) -> dict[str, str]:
+    """Where each of :data:`PRISTINE_TREES` comes from in the image: the same path, but for
+    :data:`IMAGE_VENV_PATH`, the work dir's ``.venv`` (what ``uv run`` in the work dir uses in
+    Terminal-Bench: a task's image may ``uv pip install`` its tests' imports there)."""
+    sources = {path: path for path, _name in PRISTINE_TREES}
+    sources[IMAGE_VENV_PATH] = posixpath.join(workdir, ".venv")
+    return sources
+
+
+def real_dir_in(root: Path, path: str) -> Path | None:
+    """``root``/``path`` if every component of ``path`` is a real directory (no link is
+    followed on the host: an overlay's ``lowerdir`` resolves links on the host)."""
+    host = root
+    for part in PurePosixPath(path).relative_to("/").parts:
+        host = host / part
+        try:
+            if not stat.S_ISDIR(os.lstat(host).st_mode):
+                return None
+        except OSError:
+            return None
+    return host
 
 
 def prepare_disk(
@@ -146,14 +176,15 @@ def prepare_disk(
         target.write_bytes(data)
         os.chown(target, uid, uid)
     if sandbox.image_root is not None:
+        sources = pristine_sources(sandbox.config.workdir)
         for path, name in PRISTINE_TREES:
-            pristine = disk.dir / "lower" / path.lstrip("/")
-            if pristine.is_dir() and not pristine.is_symlink():
-                # The image's tree as built (uv's cache, its byte code), with a throwaway upper
-                # layer on this tmpfs for locks, downloads and new byte code.
+            source = sources[path]
+            if real_dir_in(disk.dir / "lower", source) is not None:
+                # The image's tree as built (uv's cache, its byte code, its project venv), with
+                # a throwaway upper layer on this tmpfs for locks, downloads and new byte code.
                 disk.owned_dir(vdisk / f"{name}-upper")
                 (vdisk / f"{name}-work").mkdir(mode=0o700)
-                mount_overlay(disk.dir, lower=f"lower{path}", upper=f"vdisk/{name}-upper",
+                mount_overlay(disk.dir, lower=f"lower{source}", upper=f"vdisk/{name}-upper",
                               work=f"vdisk/{name}-work", target=f"vdisk/{name}")  # fmt: skip
             else:  # the image has none: an empty one, never a directory the agent made there
                 disk.owned_dir(vdisk / name)

@@ -48,6 +48,7 @@ from exploreval.suites.terminal._output import truncate_middle
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sealed import (
     harness_files,
+    image_pytest_plugins,
     pristine_pip_env,
     sealed_env,
     shipped_pytest_config,
@@ -116,6 +117,8 @@ class VerificationResult(BaseModel):
     agent_ports: list[int] = Field(default_factory=list)
     #: A host the tests needed that this machine cannot reach (a failed verification only).
     unreachable_host: str | None = None
+    #: The episode's disk quota (MB) when the agent's phase filled it (a failed one only).
+    disk_filled_mb: int | None = None
 
     @property
     def passed(self) -> int:
@@ -393,6 +396,7 @@ async def verify(
     network: bool = False,
     template: Path | None = None,
     keep_agent: bool = False,
+    agent_saw_full_disk: bool = False,
 ) -> VerificationResult:
     """End the agent's sandbox, then run ``test_command`` (bash, cwd = the work dir) in a fresh,
     traced sandbox over its files, sealed by the verifier (:mod:`._sealed`), and decide from the
@@ -401,7 +405,9 @@ async def verify(
     ``env``: the task's test environment (its ENV, and for an image the test tools'
     variables). ``expected``: the test ids that must all pass (default: collected from the
     sandbox's tests dir with :func:`collect_test_ids`). ``template``: the pristine work dir of a
-    host-system task (the agent's files are those that differ from it)."""
+    host-system task (the agent's files are those that differ from it).
+    ``agent_saw_full_disk``: the agent's terminal showed :data:`ENOSPC` (a fast download fills
+    the disk and is removed between two samples of its use)."""
     if expected is None:
         expected = collect_test_ids(sandbox.config.tests_dir) if parser == "pytest" else []
     host_system = sandbox.config.image is None
@@ -418,7 +424,9 @@ async def verify(
         )
     lower = None if host_system else sandbox.disk.dir / "lower"
     config_file = shipped_pytest_config(sandbox.config.tests_dir)
-    project = await asyncio.to_thread(verification_project, lower, sandbox.config.workdir)
+    workdir = sandbox.config.workdir
+    project = await asyncio.to_thread(verification_project, lower, workdir)
+    tools = requested_tools(sandbox.config.tests_dir)
     task_env = verification_env(env, host_system=host_system)
     pip_env = await asyncio.to_thread(pristine_pip_env, lower)
     sealed = sealed_env(
@@ -427,6 +435,7 @@ async def verify(
         config_file=config_file,
         uv_project=not host_system,
         pip_env=pip_env,
+        tool_dists=tools | await asyncio.to_thread(image_pytest_plugins, lower, workdir),
     )
     async with _semaphore():
         try:
@@ -442,7 +451,7 @@ async def verify(
                 keep_agent=keep_agent,
                 config_file=config_file,
                 index_url=_simple_index(pip_env.get("PIP_INDEX_URL")) or DEFAULT_INDEX,
-                tools=requested_tools(sandbox.config.tests_dir),
+                tools=tools,
             )
         except (SandboxError, TraceUnavailable, OSError) as exc:
             return VerificationResult(
@@ -456,6 +465,14 @@ async def verify(
     hint = agent_server_hint(result.output, agent_ports) if not result.resolved else None
     if hint:
         result.reasons.append(hint)
+    quota = sandbox.config.disk_mb
+    if not result.resolved and (agent_saw_full_disk or disk_filled(sandbox.peak_disk_mb, quota)):
+        result.disk_filled_mb = quota
+        result.reasons.append(
+            f"the episode's disk ({quota} MB) filled during the agent's phase: what needed more "
+            f"space failed (Terminal-Bench's containers have no quota); more with --env-option "
+            f"disk_mb={4 * quota} (a tmpfs: it takes memory only as it fills)"
+        )
     if not result.resolved and not host_system:
         result.unreachable_host = await asyncio.to_thread(
             _test_time_host, result.output, sandbox.config.tests_dir
@@ -466,6 +483,15 @@ async def verify(
                 "the verdict says nothing about the agent"
             )
     return result
+
+
+#: What a write that found the disk full prints (``strerror(ENOSPC)``).
+ENOSPC = "No space left on device"
+
+
+def disk_filled(peak_mb: float, quota_mb: int) -> bool:
+    """Whether the disk's peak came within 1% (at least 8 MB) of its quota: a write failed."""
+    return peak_mb >= quota_mb - max(8.0, quota_mb / 100)
 
 
 def _test_time_host(output: str, tests_dir: Path | None) -> str | None:
@@ -481,9 +507,11 @@ def _test_time_host(output: str, tests_dir: Path | None) -> str | None:
     return unreachable_at_test_time(output, tuple(sources))
 
 
-#: How a test says it could not connect (requests/urllib3, Python, curl, Node, Go).
+#: How a test says it could not connect (requests/urllib3, Python, curl, Node, Go, or its own
+#: assertion: "server is not running on port 8888").
 _REFUSED = re.compile(r"Connection refused|ConnectionRefusedError|Errno 111|ECONNREFUSED|"
-                      r"Failed to connect to|connect: connection refused")  # fmt: skip
+                      r"Failed to connect to|connect: connection refused|"
+                      r"not (?:running|listening|open|reachable) on port")  # fmt: skip
 
 
 def agent_server_hint(output: str, ports: list[int]) -> str | None:
@@ -496,7 +524,7 @@ def agent_server_hint(output: str, ports: list[int]) -> str | None:
     if not named:
         return None
     listed = ", ".join(str(p) for p in named)
-    return (f"the tests were refused a connection on port {listed}, where the agent's processes "
+    return (f"the tests could not connect on port {listed}, where the agent's processes "
             "were listening when its phase ended; they are stopped before the tests run. If the "
             "task's tests need the agent's servers: --env-option agent_processes=keep")  # fmt: skip
 

@@ -439,7 +439,7 @@ def test_a_verification_refused_by_the_agents_server_gets_its_own_section(
     truth = dict(record.ground_truth)
     verification = dict(truth["verification"])
     verification["reasons"] = [*verification.get("reasons", []),
-                               "the tests were refused a connection on port 8000, ... "
+                               "the tests could not connect on port 8000, ... "
                                "--env-option agent_processes=keep"]  # fmt: skip
     verification["agent_ports"] = [8000]
     truth["verification"] = verification
