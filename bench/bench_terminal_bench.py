@@ -22,8 +22,9 @@ loads, builds, and its tests run and fail untouched, as they should), ``verify_f
 gold, and untouched no test ran to a verdict), ``no_tests`` (the
 tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
 gold's own verification named ``agent_processes=keep`` (the hint users get). The summary
-prints the counts, the share ok of the tasks that need no unreachable host, build times and the
-median sandbox start from a cached image. ``--json`` writes every task's row.
+prints the counts, the share ok of the tasks that need no unreachable host (a refused task
+whose live lines fetch from one is left out too), build times and the median sandbox start from
+a cached image. ``--json`` writes every task's row.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ from pathlib import Path
 from typing import Any
 
 
-def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
+def _unreachable(
+    text: str, task_dir: Path | None = None, names: tuple[str, ...] | None = None
+) -> str | None:
     """A host the failure names, or (for a failed gold run) one the task's solution, test script
-    or Dockerfile fetches from that this machine cannot reach (checked by connecting)."""
+    or Dockerfile fetches from that this machine cannot reach (checked by connecting);
+    ``names``: only those files of the task."""
     from exploreval.suites.terminal._reachability import unreachable_at_test_time, unreachable_in
 
     # a host the failure names, or one a client's offline error implies (Hugging Face's hub
@@ -54,9 +58,10 @@ def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     if task_dir is None:
         return None
     sources = []
-    names = ["solution.sh", "solution.yaml", "run-tests.sh", "Dockerfile", "solution/solve.sh",
-             "tests/test.sh", "environment/Dockerfile"]  # fmt: skip
-    names += [str(p.relative_to(task_dir)) for p in sorted(task_dir.glob("tests/*.py"))]
+    if names is None:
+        names = ("solution.sh", "solution.yaml", "run-tests.sh", "Dockerfile",
+                 "solution/solve.sh", "tests/test.sh", "environment/Dockerfile")  # fmt: skip
+        names += tuple(str(p.relative_to(task_dir)) for p in sorted(task_dir.glob("tests/*.py")))
     for name in names:
         path = task_dir / name
         if path.is_file():  # comments name hosts nothing fetches (the Dockerfile template's
@@ -66,6 +71,8 @@ def _unreachable(text: str, task_dir: Path | None = None) -> str | None:
     return unreachable_in(sources)
 
 
+#: A task's build files: a host their live lines fetch from is a need, not a mention.
+BUILD_FILES = ("Dockerfile", "environment/Dockerfile")
 #: Categories left out of the share that runs correctly: no verdict on the harness is possible
 #: (the host is unreachable here, the tests define none, there is no real gold to run).
 _NO_VERDICT = ("unreachable", "no_tests", "no_solution", "unverified_gold")
@@ -297,8 +304,14 @@ def main() -> None:
                 fh.write(json.dumps(row) + "\n")
     counts = Counter(r["category"] for r in rows)
     total = len(rows)
+    for row, folder in zip(rows, folders, strict=True):
+        if row["category"] == "refused" and "unreachable" not in row:
+            # refused at load, and its image's build would need an unreachable host anyway
+            row["unreachable"] = _unreachable("", folder, BUILD_FILES)
+    refused_unreachable = sum(bool(r.get("unreachable")) for r in rows
+                              if r["category"] == "refused")  # fmt: skip
     # a task with no gold solution cannot be "ok": it is counted on its own line below
-    reachable = total - sum(counts[c] for c in _NO_VERDICT)
+    reachable = total - sum(counts[c] for c in _NO_VERDICT) - refused_unreachable
     print(f"\n{total} tasks: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     loaded = total - counts["refused"]
     good = counts["ok"] + counts["ok_keep"]
@@ -306,6 +319,9 @@ def main() -> None:
         f"loaded {loaded} of {total}; ok {good} of {total} "
         f"({counts['ok_keep']} of them with agent_processes=keep)"
     )
+    if refused_unreachable:
+        print(f"{refused_unreachable} of the {counts['refused']} refused would need an unreachable "
+              "host too (left out of the share below)")  # fmt: skip
     if reachable:
         print(f"ok among tasks with a verdict (no unreachable host, tests, a real gold): {good} of "
               f"{reachable} ({100 * good / reachable:.0f}%)")  # fmt: skip

@@ -61,6 +61,9 @@ def test_urls_in_scripts_are_checked_and_local_ones_ignored() -> None:
     )
     assert _reachability.unreachable_in([script]) == "download.pytorch.org"
     assert _reachability.unreachable_in(["curl -s http://127.0.0.1:5000/ && pip install x"]) is None
+    # terminal-bench-core's home-server-https: its own DNS service answers homeserver.local
+    served = ["nslookup homeserver.local\ncurl -k https://homeserver.local/ https://api.test/"]
+    assert _reachability.unreachable_in(served) is None
 
 
 HF_OFFLINE = """\

@@ -88,13 +88,18 @@ def unreachable_in(texts: list[str]) -> str | None:
 
 
 _HOSTNAME = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$")
+#: Suffixes no internet host has: mDNS (RFC 6762), the reserved test and local names (RFC 6761,
+#: RFC 2606) and the private-use ``.internal``, ``.lan``, ``.home.arpa``.
+LOCAL_SUFFIXES = (".localhost", ".local", ".test", ".invalid", ".example", ".internal", ".lan",
+                  ".home.arpa")  # fmt: skip
 
 
 def _internet_host(name: str) -> bool:
     """Could ``name`` be a host on the internet? Not ``localhost``, an address, a one-label name
-    (a compose service: ``remote``) or a Python module path that a traceback printed near a
-    network error (``urllib.request``, ``pip._vendor...``)."""
-    if not _HOSTNAME.match(name) or name.endswith(".localhost"):
+    (a compose service: ``remote``), a name under a suffix reserved for local or test use
+    (``homeserver.local``, served by a task's own DNS service) or a Python module path that a
+    traceback printed near a network error (``urllib.request``, ``pip._vendor...``)."""
+    if not _HOSTNAME.match(name) or name.endswith(LOCAL_SUFFIXES):
         return False
     first = name.split(".", 1)[0]
     return first not in sys.stdlib_module_names and first not in {"pip", "requests", "urllib3"}
