@@ -10,6 +10,7 @@ import pytest
 from exploreval.suites.terminal._limits import Limits
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sandbox_config import SandboxConfig
+from exploreval.suites.terminal._verify import disk_filled
 
 from .conftest import sandbox_processes
 
@@ -112,3 +113,9 @@ async def test_the_episode_disk_is_one_quota_that_never_reaches_the_host_disk() 
         assert sb.disk is not None and 23 <= sb.disk.used_mb() <= 24
         # a quota tmpfs is not the host's disk: host-visible files barely changed
         assert host_bytes() - before < 1_000_000
+        # the watchdog's samples keep the fullest moment after the files are gone (a full
+        # disk is named in a failed verification's reasons)
+        await asyncio.sleep(4 * sb.limits.sample_interval_s)
+        await sb.exec(["sh", "-c", "rm -f /app/big /tmp/big /root/big"], timeout=10)
+        await asyncio.sleep(4 * sb.limits.sample_interval_s)
+        assert sb.disk.used_mb() < 2 and disk_filled(sb.disk.peak_mb, 24)

@@ -182,6 +182,8 @@ class EpisodeDisk:
         self.dir = episode_dir
         self.uid = uid
         self.quota_mb = quota_mb
+        #: The most the disk held when sampled (:meth:`sample_peak`).
+        self.peak_mb = 0.0
         self.disk = episode_dir / "disk"
         self.root: Path | None = None
         self.vdisk: Path | None = None
@@ -228,6 +230,11 @@ class EpisodeDisk:
     def used_mb(self) -> float:
         stat = os.statvfs(self.disk)
         return (stat.f_blocks - stat.f_bfree) * stat.f_frsize / 2**20
+
+    def sample_peak(self) -> None:
+        """Note the disk's use in :attr:`peak_mb` (the watchdog's samples: a full disk is named)."""
+        with contextlib.suppress(OSError):
+            self.peak_mb = max(self.peak_mb, self.used_mb())
 
     def close(self) -> None:
         unmount_under(self.dir)

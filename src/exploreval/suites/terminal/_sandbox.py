@@ -114,8 +114,6 @@ class Sandbox(PaneMixin):
         self._cast_offset = 0
         self._cast_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.peak_rss_mb = 0.0
-        #: The most the episode's disk held, sampled by the watchdog (a full disk is named).
-        self.peak_disk_mb = 0.0
         self.cpu_used_s = 0.0
         self.peak_processes = 0
         #: The agent's shell (its pane) is gone; the sandbox may still be alive.
@@ -584,8 +582,7 @@ class Sandbox(PaneMixin):
             self.peak_rss_mb = max(self.peak_rss_mb, sample.rss_mb)
             self.peak_processes = max(self.peak_processes, sample.threads)
             if self.disk is not None:
-                with contextlib.suppress(OSError):
-                    self.peak_disk_mb = max(self.peak_disk_mb, self.disk.used_mb())
+                self.disk.sample_peak()
             if sample.cpu_s > lim.cpu_s:
                 reason = reason or "cpu"
             if sample.rss_mb > lim.memory_mb:

@@ -466,7 +466,7 @@ async def verify(
     if hint:
         result.reasons.append(hint)
     quota = sandbox.config.disk_mb
-    if not result.resolved and (agent_saw_full_disk or disk_filled(sandbox.peak_disk_mb, quota)):
+    if not result.resolved and (agent_saw_full_disk or disk_filled(sandbox.disk.peak_mb, quota)):
         result.disk_filled_mb = quota
         result.reasons.append(
             f"the episode's disk ({quota} MB) filled during the agent's phase: what needed more "
