@@ -15,13 +15,16 @@ For every task folder under TASKS_DIR (e.g. a checkout of terminal-bench-core's 
 Each task ends in one category: ``ok``, ``refused`` (at load), ``unreachable`` (a build or gold
 step needs a host this machine cannot reach: GitHub, Hugging Face, download.pytorch.org...),
 ``ok_keep`` (ok with ``agent_processes=keep``: its tests talk to a server the agent started),
-``build_failed``, ``gold_failed``, ``unverified_gold`` (the gold fails and the task says
+``build_failed``, ``gold_failed`` (a gold that filled the episode's disk is run again with the
+4x ``disk_mb`` its failure names; the row's ``disk_mb`` says so), ``unverified_gold`` (the gold fails and the task says
 it ships no verified solution, or its solution runs no command: ``polyglot-rust-c``'s is a
 template with ``# UNKNOWN``), ``untouched_passes``, ``no_solution`` (no gold to run; it
 loads, builds, and its tests run and fail untouched, as they should), ``verify_failed`` (no
 gold, and untouched no test ran to a verdict), ``no_tests`` (the
 tests define none: a broken copy of the task), ``error``. ``hint_keep`` in a row says whether the
-gold's own verification named ``agent_processes=keep`` (the hint users get). The summary
+gold's own verification named ``agent_processes=keep`` (the hint users get). A gold that
+failed after its episode looked up a host this machine cannot reach (the verification's
+``unresolved_hosts``, from the DNS log) counts as ``unreachable``. The summary
 prints the counts, the share ok of the tasks that need no unreachable host (a refused task
 whose live lines fetch from one is left out too), build times and the median sandbox start from
 a cached image. ``--json`` writes every task's row.
@@ -69,6 +72,14 @@ def _unreachable(
             lines = path.read_text(errors="replace").splitlines()
             sources.append("\n".join(x for x in lines if not x.lstrip().startswith("#")))
     return unreachable_in(sources)
+
+
+def _unresolved(names: list[str]) -> str | None:
+    """The first name the gold's episode asked DNS for, did not get, and cannot reach: the
+    gold needed it (a DNS seed list, an f-string URL), whatever its files spell."""
+    from exploreval.suites.terminal._reachability import reachable
+
+    return next((name for name in names if not reachable(name)), None)
 
 
 #: A task's build files: a host their live lines fetch from is a need, not a mention.
@@ -193,6 +204,10 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
     try:
         untouched = await _episode(TerminalEnv(**options), gold=False)
         gold = await _episode(TerminalEnv(**options), gold=True)
+    except ImageBuildError as exc:  # a service's image: built, or pulled from its registry
+        row.update(category="unreachable" if exc.unreachable else "build_failed",
+                   reason=str(exc)[-1500:], unreachable=exc.unreachable)  # fmt: skip
+        return row
     except Exception as exc:  # an env error is a finding of this benchmark, not a crash
         row.update(category="error", reason=f"{type(exc).__name__}: {exc}",
                    trace=traceback.format_exc()[-2000:])  # fmt: skip
@@ -211,8 +226,27 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
                 row["untouched_resolved"] = untouched["resolved"]
                 row["agent_processes"] = "keep"
                 gold = gold_kept
+            elif any(gold_kept["verification"].get(k) for k in ("unreachable_host",
+                                                                 "unresolved_hosts")):  # fmt: skip
+                gold = gold_kept  # its server ran on through the tests, as in Terminal-Bench,
+                # and asked for a host: the cause is in this run, not in the one that killed it
         except Exception as exc:
             row["keep_error"] = f"{type(exc).__name__}: {exc}"
+        row["gold_resolved"] = gold["resolved"]
+    filled = gold["verification"].get("disk_filled_mb")
+    if not gold["resolved"] and filled:  # as its reason says: a larger disk, the same task
+        try:
+            larger = {**options, "disk_mb": 4 * filled}
+            if row.get("agent_processes"):
+                larger["agent_processes"] = row["agent_processes"]
+            gold_larger = await _episode(TerminalEnv(**larger), gold=True)
+            row["disk_mb"] = larger["disk_mb"]
+            if gold_larger["resolved"]:
+                untouched = await _episode(TerminalEnv(**larger), gold=False)
+                row["untouched_resolved"] = untouched["resolved"]
+            gold = gold_larger
+        except Exception as exc:
+            row["disk_error"] = f"{type(exc).__name__}: {exc}"
         row["gold_resolved"] = gold["resolved"]
     if not gold["resolved"]:
         verification = gold["verification"]
@@ -226,10 +260,13 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
                        "or unreadable test file)")  # fmt: skip
             return row
         text = gold["pane"] + verification.get("output", "")
-        host = verification.get("unreachable_host") or _unreachable(text, task_dir)
+        host = (verification.get("unreachable_host") or _unreachable(text, task_dir)
+                or _unresolved(verification.get("unresolved_hosts") or []))  # fmt: skip
         causes = failure_causes(verification.get("output", ""))
         if verification.get("disk_filled_mb"):  # the gold ran out of the episode's disk
             causes.insert(0, f"the episode's disk ({verification['disk_filled_mb']} MB) filled")
+        if row.get("disk_mb"):
+            causes.append(f"with disk_mb={row['disk_mb']} as well")
         row.update(
             category="unreachable" if host else "gold_failed",
             unreachable=host,
@@ -338,6 +375,10 @@ def main() -> None:
         hinted = sum(bool(r.get("hint_keep")) for r in rows if r["category"] == "ok_keep")
         print(f"the verification's own hint named agent_processes=keep for {hinted} of the "
               f"{counts['ok_keep']} tasks that need it")  # fmt: skip
+    larger = [r["task"] for r in rows if r.get("disk_mb")]
+    if larger:  # the gold filled the default disk and was run again with the option named
+        print(f"run again with a 4x disk (disk_mb), as the failure's reason says: "
+              f"{', '.join(larger)}")  # fmt: skip
     builds = [r["image_built_s"] for r in rows if r.get("image_built_s")]
     if builds:
         print(f"image build time (uncached): median {statistics.median(builds):.1f} s, "

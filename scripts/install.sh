@@ -3,14 +3,16 @@
 # util-linux's prlimit/nsenter/setpriv/mount, python3-pytest for verification inside the sandbox,
 # which sees only the system Python, jq, git, make, openssl for the built-in tasks and level-4
 # injection, mmdebstrap to build Terminal-Bench/Harbor task images from their Dockerfiles and
-# slirp4netns for a sandbox network, iproute2 for the network compose services share) and the browser tests (Debian's chromium + chromium-driver)
+# slirp4netns for a sandbox network, iproute2 for the network compose services share, skopeo
+# and umoci to pull a compose service's registry image, docker-registry and busybox-static for the
+# tests' own local registry) and the browser tests (Debian's chromium + chromium-driver)
 # need, then the Python
 # package with every optional part CI tests. Idempotent; safe to re-run. Usage: bash scripts/install.sh [pip extras]
 #   EXPLOREVAL_SKIP_APT=1  skip the apt step (no root, or you installed the packages yourself)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-dev,local,ray,embeddings,textworld,inspect,mem0,langmem,amem}"
-packages=(bubblewrap tmux util-linux iproute2 python3-pytest jq git make openssl mmdebstrap slirp4netns chromium chromium-driver)
+packages=(bubblewrap tmux util-linux iproute2 python3-pytest jq git make openssl mmdebstrap slirp4netns skopeo umoci docker-registry busybox-static chromium chromium-driver)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -94,8 +94,11 @@ def test_dockerfile_defaults_shell_and_exec_forms_and_healthcheck(tmp_path: Path
 @pytest.mark.parametrize(
     ("compose", "dockerfiles", "expected"),
     [
-        ("services:\n  client: {build: .}\n  db:\n    image: postgres:16\n", {},
-         r"docker-compose.yaml:3: service 'db' runs the image 'postgres:16' with no 'build'"),
+        ("services:\n  client: {build: .}\n  db:\n    environment: {A: '1'}\n", {},
+         r"docker-compose.yaml:3: service 'db' has neither 'build' nor 'image'"),
+        ("services:\n  client: {build: .}\n  db:\n    image: Postgres:16\n", {},
+         r"docker-compose.yaml:3: service 'db': image reference 'Postgres:16': 'library/Postgres' "
+         r"is not a repository name"),
         ("services:\n  client: {build: .}\n  s: {build: ./srv, network_mode: host}\n",
          {"srv": SERVER}, r"docker-compose.yaml:3: network_mode of 's'"),
         ("services:\n  client: {build: ., depends_on: [a]}\n  a: {build: ./srv, depends_on: [b]}\n"
@@ -114,7 +117,7 @@ def test_dockerfile_defaults_shell_and_exec_forms_and_healthcheck(tmp_path: Path
         ("services:\n  client: {build: ., depends_on: {a: {condition: service_ready}}}\n"
          "  a: {build: ./srv}\n", {"srv": SERVER}, r"condition must be one of"),
     ],
-    ids=["image-only", "network-mode", "cycle", "unknown-dependency", "shared-volume",
+    ids=["no-image", "bad-reference", "network-mode", "cycle", "unknown-dependency", "shared-volume",
          "no-command", "bad-duration", "bad-condition"],
 )  # fmt: skip
 def test_what_cannot_run_faithfully_is_refused_naming_the_file_and_line(
@@ -204,12 +207,21 @@ def test_terminal_bench_cores_scraper_task_loads_its_mock_website_as_a_service()
     assert "container_name, image, ports of 'server' have no effect without Docker" in notes
 
 
-def test_terminal_bench_cores_minio_cluster_is_refused_for_its_registry_images() -> None:
-    """``security-vulhub-minio`` runs three ``vulhub/minio`` containers pulled from Docker Hub,
-    with no Dockerfile to build them from: refused at the compose line, with the reason."""
+def test_terminal_bench_cores_minio_cluster_pulls_its_registry_images() -> None:
+    """``security-vulhub-minio`` runs three ``vulhub/minio`` containers from Docker Hub, with no
+    Dockerfile to build them from: each becomes a service pulled from its registry, with its
+    compose command and environment over the image's config (applied once pulled)."""
+    from exploreval.suites.terminal._registry import Reference
+
     folder = TB_CORE / "security-vulhub-minio"
-    with pytest.raises(TaskFormatError) as raised:
-        load_task(folder, image="build")
-    message = str(raised.value)
-    assert message.startswith(f"{folder / 'docker-compose.yaml'}:13: service 'node1'")
-    assert "with no 'build'" in message and "no registry to pull from" in message
+    task = load_task(folder, image="build")
+    assert [s.name for s in task.services] == ["node1", "node2", "node3"]
+    for service in task.services:
+        assert service.image is None and service.pull == "vulhub/minio:2023-02-27T18-10-45Z"
+        assert service.command == () and service.compose_entrypoint is None
+        assert service.compose_command is not None and service.compose_command[:2] == (
+            "minio", "server")  # fmt: skip
+        assert service.env["MINIO_ROOT_USER"] == "minioadmin"
+    assert Reference(task.services[0].pull or "").host == "registry-1.docker.io"
+    notes = "\n".join(task.compose_notes)
+    assert "service 'node1' pulled from a registry (vulhub/minio:2023-02-27T18-10-45Z)" in notes

@@ -121,3 +121,38 @@ async def test_a_verification_that_needs_an_unreachable_host_says_so(tmp_path: P
     assert verification["resolved"] is False
     assert verification["unreachable_host"] == "huggingface.co"
     assert any("need huggingface.co" in r for r in verification["reasons"])
+
+
+@pytest.mark.slow
+async def test_a_host_no_file_spells_is_named_from_the_lookups_that_failed(tmp_path: Path) -> None:
+    """terminal-bench-core's get-bitcoin-nodes and solana-data need hosts no file spells as a URL
+    (a DNS seed list, ``f"https://api.{NETWORK}.solana.com"``) and catch the error: only the
+    episode's DNS log sees them. The tests' failed lookup names the host the verdict needs; the
+    agent's own lookups are listed, never blamed on the task."""
+    import json
+    import shutil
+
+    from exploreval.suites.terminal._env import TerminalEnv
+
+    task = tmp_path / "rpc-at-test-time"
+    shutil.copytree(SEAL / "tb1-answer", task)
+    (task / "tests" / "test_outputs.py").write_text(
+        "import socket\n\n\ndef test_rpc_endpoint():\n    network = 'devnet'\n    try:\n"
+        "        socket.getaddrinfo(f'api.{network}.solana' + '.com', 443)\n        ok = True\n"
+        "    except OSError:\n        ok = False\n    assert ok, 'the endpoint did not answer'\n"
+    )
+    lookup = ("python3 -c \"import socket\ntry: socket.getaddrinfo('seed.' + 'bitcoin.sipa.be', "
+              "8333)\nexcept OSError: print('no seed')\"\n")  # fmt: skip
+    env = TerminalEnv(tasks=str(task), image="build", cast=False)
+    try:
+        await env.areset(seed=0)
+        action = {"commands": [{"keystrokes": lookup, "duration": 8.0, "block": True}],
+                  "task_complete": True}  # fmt: skip
+        _, _, _, _, info = await env.astep(json.dumps(action))
+    finally:
+        await env.aclose()
+    verification = info["verification"]
+    assert verification["resolved"] is False
+    assert verification["unresolved_hosts"] == ["seed.bitcoin.sipa.be", "api.devnet.solana.com"]
+    assert verification["unreachable_host"] == "api.devnet.solana.com"
+    assert any("need api.devnet.solana.com" in r for r in verification["reasons"])

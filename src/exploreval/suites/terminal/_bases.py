@@ -1,8 +1,9 @@
 """What a Dockerfile's ``FROM`` becomes: a Debian or Ubuntu system built with ``mmdebstrap``.
 
-There is no container registry here, so a base image is rebuilt from the distribution's own
-packages (the host's apt mirror for Debian, ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive for
-Ubuntu). The mapping (docs/terminal.md, "Images", has the table):
+A base image is rebuilt from the distribution's own packages (the host's apt mirror for
+Debian, ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive for Ubuntu), never pulled: the agent's
+image needs the harness built in (a compose service's registry image is pulled by
+``._registry``). The mapping (docs/terminal.md, "Images", has the table):
 
 * ``debian:<release>`` (``bookworm``, ``12``, ``bullseye``, ``trixie``, ``-slim`` or not,
   ``stable``/``latest``) -> that Debian release.
@@ -211,8 +212,9 @@ def _map_base(image: str, platform: str | None = None) -> Base:
     if name in ("scratch",):
         raise BaseRefused("FROM scratch: an empty image has no shell for the agent")
     raise BaseRefused(
-        f"FROM {image}: no mapping to a Debian or Ubuntu release (this machine has no container "
-        "registry; supported: debian, ubuntu, python:X.Y, Terminal-Bench's t-bench bases)"
+        f"FROM {image}: no mapping to a Debian or Ubuntu release (supported: debian, ubuntu, "
+        "python:X.Y, Terminal-Bench's t-bench bases; a registry image runs only as a compose "
+        "service with no build, never as a Dockerfile's base)"
     )
 
 

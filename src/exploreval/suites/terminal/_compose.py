@@ -15,12 +15,15 @@ resolves (``._services``). What each compose key gets (docs/terminal.md, "Compos
   start_period, disable), ``depends_on`` (list, or conditions ``service_started``,
   ``service_healthy``, ``service_completed_successfully``), ``hostname`` and network
   ``aliases`` (further names that resolve);
+* pulled: a service with ``image`` and no ``build`` runs that image from its registry
+  (``._registry``: skopeo + umoci), its config's Env, WorkingDir, Entrypoint, Cmd and
+  Healthcheck applied under compose's keys as Docker applies them (:func:`pulled_defaults`);
 * ignored, noted: keys that only place a container on a Docker host (``image`` beside a
   ``build``, ``container_name``, ``ports``, ``expose``, ``networks``, ``restart``, ``deploy``,
   resource limits, ``tty``...);
-* refused at load, naming the file and line: a service with no ``build`` (an image from a
-  registry: there is none here), ``network_mode``, a named volume that two services share, a
-  dependency cycle or an unknown dependency, and a service with no command to run.
+* refused at load, naming the file and line: a service with neither ``build`` nor ``image``,
+  a malformed image reference, ``network_mode``, a named volume that two services share, a
+  dependency cycle or an unknown dependency, and a built service with no command to run.
 """
 
 from __future__ import annotations
@@ -84,8 +87,8 @@ class OtherService:
 
     name: str
     where: str  # "file:line", for messages
-    context: Path
-    dockerfile: Path
+    context: Path | None  # None: an image pulled from a registry (``pull``)
+    dockerfile: Path | None
     args: dict[str, str]
     environment: dict[str, str]
     #: Compose ``entrypoint`` / ``command`` as argv (None: the image's).
@@ -96,6 +99,15 @@ class OtherService:
     healthcheck: HealthCheck | None | bool
     depends_on: dict[str, ServiceCondition]
     aliases: list[str]
+    #: compose ``image`` when the service has no ``build``: a registry reference.
+    pull: str | None = None
+
+    @property
+    def build_paths(self) -> tuple[Path, Path]:
+        """(Dockerfile, context) of a service that builds its image."""
+        if self.dockerfile is None or self.context is None:
+            raise ValueError(f"service '{self.name}' pulls {self.pull}: it builds nothing")
+        return self.dockerfile, self.context
 
 
 def _line(node: yaml.Node) -> int:
@@ -373,13 +385,23 @@ def _other(
     depends_on: dict[str, ServiceCondition],
     notes: list[str],
 ) -> OtherService:
+    pull: str | None = None
+    context: Path | None
+    dockerfile: Path | None
+    args: dict[str, str]
     if "build" not in spec:
-        image = spec.get("image", "")
-        raise TaskFormatError(
-            f"{where}: service '{name}' runs the image {image!r} with no 'build': exploreval "
-            "builds every image from its Dockerfile and has no registry to pull from"
-        )
-    context, dockerfile, args = _build(spec, task_dir, where)
+        pull = _substitute(str(spec.get("image") or ""))
+        if not pull:
+            raise TaskFormatError(f"{where}: service '{name}' has neither 'build' nor 'image'")
+        from exploreval.suites.terminal._registry import Reference
+
+        try:
+            Reference(pull)
+        except ValueError as exc:
+            raise TaskFormatError(f"{where}: service '{name}': {exc}") from None
+        context, dockerfile, args = None, None, {}
+    else:
+        context, dockerfile, args = _build(spec, task_dir, where)
     health: HealthCheck | None | bool = None
     if "healthcheck" in spec:
         health = _healthcheck(spec["healthcheck"], where)
@@ -388,8 +410,10 @@ def _other(
         notes.append(f"compose: {', '.join(skipped)} of '{name}' have no effect without Docker")
     if spec.get("volumes"):
         notes.append(f"compose: volumes of '{name}' not mounted (its files are its image's)")
-    notes.append(f"compose: service '{name}' built from {dockerfile.relative_to(task_dir)}, "
-                 "started before the agent's on the episode's network")  # fmt: skip
+    origin = (f"pulled from a registry ({pull})" if dockerfile is None
+              else f"built from {dockerfile.relative_to(task_dir)}")  # fmt: skip
+    notes.append(f"compose: service '{name}' {origin}, started before the agent's on the "
+                 "episode's network")  # fmt: skip
     return OtherService(
         name=name,
         where=where,
@@ -403,6 +427,7 @@ def _other(
         healthcheck=health,
         depends_on=depends_on,
         aliases=_aliases(name, spec),
+        pull=pull,
     )
 
 
@@ -473,9 +498,27 @@ def service_specs(
     ``entrypoint`` drops the image's CMD unless ``command`` is given too)."""
     specs: list[ServiceSpec] = []
     for other in compose.others:
+        if other.pull is not None:  # the image's defaults are known once it is pulled
+            specs.append(
+                ServiceSpec(
+                    name=other.name,
+                    pull=other.pull,
+                    compose_entrypoint=_maybe_tuple(other.entrypoint),
+                    compose_command=_maybe_tuple(other.command),
+                    env=other.environment,
+                    workdir=other.working_dir or "",
+                    healthcheck=other.healthcheck
+                    if isinstance(other.healthcheck, HealthCheck)
+                    else None,
+                    depends_on=other.depends_on,
+                    aliases=tuple(other.aliases),
+                )
+            )
+            continue
+        dockerfile, _context = other.build_paths
         recipe = recipe_of(other)
         workdir, _notes = check(recipe)
-        defaults = image_defaults(other.dockerfile)
+        defaults = image_defaults(dockerfile)
         entrypoint = other.entrypoint if other.entrypoint is not None else defaults.entrypoint
         if other.command is not None:
             cmd = other.command
@@ -485,7 +528,7 @@ def service_specs(
         if not command:
             raise TaskFormatError(
                 f"{other.where}: service '{other.name}' has no command: neither 'command' nor "
-                f"'entrypoint' here, nor CMD/ENTRYPOINT in {other.dockerfile.name}"
+                f"'entrypoint' here, nor CMD/ENTRYPOINT in {dockerfile.name}"
             )
         health = other.healthcheck
         if health is None:
@@ -503,3 +546,44 @@ def service_specs(
             )
         )
     return tuple(specs)
+
+
+def _maybe_tuple(argv: list[str] | None) -> tuple[str, ...] | None:
+    return None if argv is None else tuple(argv)
+
+
+def pulled_defaults(
+    spec: ServiceSpec, meta: dict[str, Any]
+) -> tuple[tuple[str, ...], str, dict[str, str], HealthCheck | None]:
+    """(command, working dir, environment, health check) of a service whose image was pulled
+    (``meta``: its ``image.json``), by Docker's rules: compose's ``entrypoint`` replaces the
+    image's and drops its ``Cmd`` unless compose gives ``command`` too; compose's environment
+    over the image's ``Env``; compose's health check, else the image's (``NONE``: none)."""
+    entrypoint = (list(spec.compose_entrypoint) if spec.compose_entrypoint is not None
+                  else list(meta.get("entrypoint") or []))  # fmt: skip
+    if spec.compose_command is not None:
+        cmd = list(spec.compose_command)
+    else:
+        cmd = list(meta.get("cmd") or []) if spec.compose_entrypoint is None else []
+    command = (*entrypoint, *cmd)
+    if not command:
+        raise TaskFormatError(
+            f"service '{spec.name}': {spec.pull} has no command: neither 'command' nor "
+            "'entrypoint' in the compose file, nor Entrypoint/Cmd in the image's config"
+        )
+    health = spec.healthcheck
+    image_health = meta.get("healthcheck") or {}
+    test = list(image_health.get("Test") or [])
+    if health is None and test and test[0] in ("CMD", "CMD-SHELL"):
+        argv = tuple(test[1:]) if test[0] == "CMD" else ("/bin/sh", "-c", " ".join(test[1:]))
+        nanos = 1e9
+        defaults = HealthCheck(test=argv)
+        health = HealthCheck(
+            test=argv,
+            interval_s=image_health.get("Interval", 0) / nanos or defaults.interval_s,
+            timeout_s=image_health.get("Timeout", 0) / nanos or defaults.timeout_s,
+            retries=int(image_health.get("Retries") or defaults.retries),
+            start_period_s=image_health.get("StartPeriod", 0) / nanos,
+        )
+    env = {**dict(meta.get("env") or {}), **spec.env}
+    return command, spec.workdir or str(meta.get("workdir") or "/"), env, health

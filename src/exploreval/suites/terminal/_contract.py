@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TaskKind = Literal["file", "text", "script", "git", "swe", "api"]
 TestParser = Literal["pytest", "reward_file", "exit_code"]
@@ -54,17 +54,32 @@ class ServiceSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
-    image: ImageRecipe
+    #: How its image is built; None for an image pulled from a registry (``pull``).
+    image: ImageRecipe | None = None
+    #: A registry reference (compose ``image`` with no ``build``): pulled (``._registry``), and
+    #: its config's defaults applied when the service starts (``._compose.pulled_defaults``).
+    pull: str | None = None
     #: The process the service runs (compose ``entrypoint`` + ``command``, else the
-    #: Dockerfile's ``ENTRYPOINT`` + ``CMD``), as an argv.
-    command: tuple[str, ...]
+    #: Dockerfile's ``ENTRYPOINT`` + ``CMD``), as an argv. Empty for a pulled image: its own.
+    command: tuple[str, ...] = ()
+    #: Compose's ``entrypoint`` and ``command`` as written (a pulled image only: applied over
+    #: the image's config as Docker does).
+    compose_entrypoint: tuple[str, ...] | None = None
+    compose_command: tuple[str, ...] | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    #: Its working directory (compose ``working_dir``, else the Dockerfile's WORKDIR).
+    #: Its working directory (compose ``working_dir``, else the Dockerfile's WORKDIR; empty for
+    #: a pulled image: its config's ``WorkingDir``).
     workdir: str = "/"
     healthcheck: HealthCheck | None = None
     depends_on: dict[str, ServiceCondition] = Field(default_factory=dict)
     #: Further names it answers to on the network (``hostname``, network aliases).
     aliases: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_image(self) -> ServiceSpec:
+        if (self.image is None) == (self.pull is None):
+            raise ValueError(f"service {self.name!r}: give exactly one of image (a build) and pull")
+        return self
 
 
 class TerminalTask(BaseModel):

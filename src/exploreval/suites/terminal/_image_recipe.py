@@ -163,7 +163,7 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
                     raise TaskFormatError(
                         f"{ins.where(recipe.dockerfile)}: {ins.keyword} --from={source}: only "
                         "earlier stages and the uv image (ghcr.io/astral-sh/uv) can be copied "
-                        "from here (no container registry)"
+                        "from here (a registry image runs only as a compose service with no build)"
                     )
             if ins.keyword in NO_EFFECT:
                 notes.append(f"line {ins.line}: {ins.keyword} recorded, no effect")

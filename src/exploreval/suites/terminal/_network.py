@@ -22,6 +22,7 @@ import os
 import subprocess
 
 from exploreval.core import spawn_tied
+from exploreval.suites.terminal._dns_log import DnsLog
 from exploreval.suites.terminal._errors import SandboxError
 
 
@@ -42,9 +43,12 @@ def data_fd(text: bytes, fds: list[int]) -> int:
 class SlirpNet:
     """slirp4netns attached to a sandbox's network namespace (user-mode NAT, no host loopback)."""
 
-    RESOLV = b"nameserver 10.0.2.3\n"
+    #: The DNS log's forwarder first (:mod:`._dns_log`), slirp4netns's own DNS if it is not there.
+    RESOLV = b"nameserver 127.0.0.53\nnameserver 10.0.2.3\n"
 
     def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.dns: DnsLog | None = None
         ready_r, ready_w = os.pipe()
         try:
             self.proc = spawn_tied(
@@ -75,8 +79,15 @@ class SlirpNet:
             os.close(fd)
         if data != b"1":
             raise SandboxError("slirp4netns did not bring the sandbox's network up")
+        self.dns = await DnsLog(self.pid).start()
+
+    def unresolved(self, since: float = 0.0) -> list[str]:
+        """Names a lookup in this network failed for (:meth:`._dns_log.DnsLog.unresolved`)."""
+        return self.dns.unresolved(since) if self.dns is not None else []
 
     def stop(self) -> None:
+        if self.dns is not None:
+            self.dns.stop()  # what it recorded stays readable
         if self.proc.poll() is None:
             self.proc.kill()
         with contextlib.suppress(Exception):

@@ -82,7 +82,7 @@ def unreachable_in(texts: list[str]) -> str | None:
     for text in texts:
         for match in pattern.finditer(text):
             host = (match.group(1) or match.group(2)).lower()
-            if _internet_host(host) and not reachable(host):
+            if internet_host(host) and not reachable(host):
                 return host
     return None
 
@@ -94,7 +94,7 @@ LOCAL_SUFFIXES = (".localhost", ".local", ".test", ".invalid", ".example", ".int
                   ".home.arpa")  # fmt: skip
 
 
-def _internet_host(name: str) -> bool:
+def internet_host(name: str) -> bool:
     """Could ``name`` be a host on the internet? Not ``localhost``, an address, a one-label name
     (a compose service: ``remote``), a name under a suffix reserved for local or test use
     (``homeserver.local``, served by a task's own DNS service) or a Python module path that a
@@ -111,7 +111,7 @@ def unreachable_host(output: str, command: list[str] | None = None) -> str | Non
     for pattern in _UNREACHABLE:
         for match in pattern.finditer(output):
             host = match.group(1).strip(".'").lower()
-            if _internet_host(host) and not reachable(host):
+            if internet_host(host) and not reachable(host):
                 return host
     if command and _NETWORK_FAILURE.search(output):
         return unreachable_in(command)

@@ -56,7 +56,7 @@ from exploreval.suites.terminal._rootfs import (
     kill_uid,
     wait_gone,
 )
-from exploreval.suites.terminal._sandbox_argv import bwrap_root_args
+from exploreval.suites.terminal._sandbox_argv import bare_root, bwrap_root_args, enter_argv
 from exploreval.suites.terminal._sandbox_config import (
     AGENT_HOME,
     BASHRC,
@@ -77,7 +77,7 @@ from exploreval.suites.terminal._sandbox_config import (
     tmux_conf,
 )
 from exploreval.suites.terminal._system import require_system
-from exploreval.suites.terminal._userns import DOCKER_CAPS, ManyUsers
+from exploreval.suites.terminal._userns import ManyUsers
 
 
 class Sandbox(PaneMixin):
@@ -101,6 +101,7 @@ class Sandbox(PaneMixin):
         self._lease: UidLease | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._net: SlirpNet | None = None
+        self._bare = False  # an image without setpriv/env/timeout (_sandbox_argv.bare_root)
         self.child_pid = 0
         self._uid = 0
         self._pane = ""
@@ -202,6 +203,8 @@ class Sandbox(PaneMixin):
                 )
             except MountError as exc:
                 raise SandboxError(f"the task image could not be mounted: {exc}") from exc
+            # read from the image as built: what the agent deletes later changes nothing
+            self._bare = bare_root(self.config.image)
             self.host_workdir = self.image_root / workdir.lstrip("/")
             if not self.host_workdir.is_dir():
                 self.host_workdir.mkdir(parents=True)
@@ -462,8 +465,7 @@ class Sandbox(PaneMixin):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
         if self._net is not None:
-            self._net.stop()
-            self._net = None
+            self._net.stop()  # kept: its DNS log (what the agent's phase could not resolve)
 
     def listening_ports(self) -> list[int]:
         """TCP ports something in the sandbox listens on (its own network namespace's
@@ -602,22 +604,9 @@ class Sandbox(PaneMixin):
 
     # -- entering the sandbox --------------------------------------------------------------
     def _enter_argv(self, argv: list[str], *, cwd: str, timeout: float | None) -> list[str]:
-        """``argv`` run inside every namespace of the agent's sandbox, as its root user without
-        any capability, under its rlimits (and a kill after ``timeout`` seconds)."""
-        caps = "-all"  # a many-user root keeps Docker's capabilities, as `docker exec` does
-        if self.many_users is not None:
-            caps += "".join(f",+{c.removeprefix('CAP_').lower()}" for c in DOCKER_CAPS)
-        command = [
-            *self.limits.prlimit_argv(),
-            "nsenter", "--target", str(self.child_pid), "--all", "--root",
-            "--setuid", "0", "--setgid", "0", "--",
-            "setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}",
-            f"--bounding-set={caps}", "--no-new-privs", "--",
-            "/usr/bin/env", "-C", cwd, "--",
-        ]  # fmt: skip
-        if timeout is not None:
-            command += ["timeout", "-s", "KILL", f"{max(timeout, 0.01):.3f}"]
-        return command + argv
+        return enter_argv(argv, pid=self.child_pid, prlimit=self.limits.prlimit_argv(), cwd=cwd,
+                          timeout=timeout, many_users=self.many_users is not None,
+                          bare=self._bare)  # fmt: skip
 
     async def _run_inside(
         self,
@@ -638,14 +627,16 @@ class Sandbox(PaneMixin):
             start_new_session=True,
         )
         t0 = time.perf_counter()
+        bare = self._bare  # no timeout inside: the host's is the only one
         try:
-            out, err = await asyncio.wait_for(
-                communicate_capped(proc, input or b"", max_output_bytes), timeout=timeout + 10
-            )
-        except BaseException:
+            out, err = await asyncio.wait_for(communicate_capped(
+                proc, input or b"", max_output_bytes), timeout=timeout + (0 if bare else 10))  # fmt: skip
+        except BaseException as exc:
             with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)  # nsenter and what it forked
             await proc.wait()
+            if bare and isinstance(exc, TimeoutError):
+                return 137, "", "", time.perf_counter() - t0  # as `timeout -s KILL` reports it
             raise
         returncode = proc.returncode
         if returncode is not None and returncode < 0:

@@ -58,3 +58,49 @@ def bwrap_root_args(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return argv
+
+
+def bare_root(image_root: Path | None) -> bool:
+    """Whether the image lacks the tools :func:`enter_argv` runs inside it (util-linux's
+    ``setpriv``, coreutils' ``env -C`` and ``timeout``): a pulled image such as busybox, alpine
+    or a distroless one. The host system and the Debian/Ubuntu bases always have them."""
+    if image_root is None:
+        return False
+    env = image_root / "usr" / "bin" / "env"
+    with_tools = any((image_root / d / "setpriv").exists() for d in ("usr/bin", "bin"))
+    return not with_tools or (env.is_symlink() and "busybox" in str(env.readlink()))
+
+
+def enter_argv(
+    argv: list[str],
+    *,
+    pid: int,
+    prlimit: list[str],
+    cwd: str,
+    timeout: float | None,
+    many_users: bool,
+    bare: bool,
+) -> list[str]:
+    """``argv`` run inside every namespace of the sandbox ``pid``, as its root user without any
+    capability, under its rlimits (and a kill after ``timeout`` seconds). A many-user root keeps
+    Docker's capabilities, as ``docker exec`` does.
+
+    ``bare``: the image has no ``setpriv``/``env -C``/``timeout`` of its own (:func:`bare_root`);
+    nsenter then sets the directory itself and the command keeps what root holds in the
+    sandbox's user namespace (its capabilities there, never on the host), as ``docker exec``
+    keeps a container's; the caller kills it after ``timeout``."""
+    enter = [*prlimit, "nsenter", "--target", str(pid), "--all", "--root"]
+    if bare:
+        return [*enter, f"--wdns={cwd}", "--setuid", "0", "--setgid", "0", "--", *argv]
+    caps = "-all"
+    if many_users:
+        caps += "".join(f",+{c.removeprefix('CAP_').lower()}" for c in DOCKER_CAPS)
+    command = [
+        *enter, "--setuid", "0", "--setgid", "0", "--",
+        "setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}",
+        f"--bounding-set={caps}", "--no-new-privs", "--",
+        "/usr/bin/env", "-C", cwd, "--",
+    ]  # fmt: skip
+    if timeout is not None:
+        command += ["timeout", "-s", "KILL", f"{max(timeout, 0.01):.3f}"]
+    return command + argv

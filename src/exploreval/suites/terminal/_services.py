@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from exploreval.suites.terminal._compose import pulled_defaults
 from exploreval.suites.terminal._contract import (
     HealthCheck,
     ImageRecipe,
@@ -36,6 +37,7 @@ from exploreval.suites.terminal._contract import (
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._limits import Limits
 from exploreval.suites.terminal._network import EpisodeNetwork
+from exploreval.suites.terminal._registry import pull_image
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sandbox_config import SandboxConfig
 
@@ -73,17 +75,17 @@ class RunningServices:
         return frozenset()
 
     async def _wait_for(self, name: str, condition: str, *, by: str) -> None:
-        sb, spec = self.sandboxes[name], self.specs[name]
+        sb = self.sandboxes[name]
         if condition == "service_started":
             if not sb.alive and sb.service_exit() is None:
                 raise ServiceError(f"service '{name}' (needed by {by}) ended at start: "
                                    f"{self._tail(sb)}")  # fmt: skip
             return
         if condition == "service_healthy":
-            if spec.healthcheck is None:
+            if name not in self._healthy:  # its own, or (pulled) its image's
                 raise ServiceError(
                     f"{by} waits for service '{name}' to be healthy, but '{name}' has no health "
-                    "check (compose 'healthcheck' or the Dockerfile's HEALTHCHECK)"
+                    "check (compose 'healthcheck', the Dockerfile's HEALTHCHECK or the pulled image's)"
                 )
             await self._healthy[name]
             return
@@ -182,27 +184,36 @@ async def start_services(
         for spec in services:
             for dep, condition in spec.depends_on.items():
                 await running._wait_for(dep, condition, by=f"service '{spec.name}'")
-            image = await image_of(spec.image)
+            command, workdir, env, health = spec.command, spec.workdir, spec.env, spec.healthcheck
+            if spec.pull is not None:  # as Docker: pulled, then the image's config applies
+                image = await asyncio.to_thread(pull_image, spec.pull)
+                command, workdir, env, health = pulled_defaults(spec, image.meta)
+            else:
+                assert spec.image is not None
+                image = await image_of(spec.image)
+                env = {**image.env, **env}
             config = SandboxConfig(
                 image=image.rootfs,
-                workdir=spec.workdir,
-                env={**image.env, **spec.env},
+                workdir=workdir,
+                env=env,
                 limits=limits,
                 record_cast=False,
                 watch_files=False,
                 hostname=spec.name,
-                command=spec.command,
+                command=command,
                 users=users,
             )
             running.specs[spec.name] = spec
-            running.events[spec.name] = {"command": list(spec.command)}
+            running.events[spec.name] = {"command": list(command)}
+            if spec.pull is not None:
+                running.events[spec.name]["image"] = image.meta.get("base", spec.pull)
             running._started_at[spec.name] = time.monotonic()
             sb = await Sandbox.start(config, network_of=network)
             running.sandboxes[spec.name] = sb
             running.events[spec.name]["started_s"] = round(sb.start_seconds, 3)
-            if spec.healthcheck is not None:
+            if health is not None:
                 running._healthy[spec.name] = asyncio.ensure_future(
-                    running._probe_until_healthy(spec.name, spec.healthcheck)
+                    running._probe_until_healthy(spec.name, health)
                 )
         for name, condition in agent_depends_on.items():
             await running._wait_for(name, condition, by="the agent's service")

@@ -297,10 +297,9 @@ def _tb1_image_task(
     env = {"TEST_DIR": "/tests", **service.environment}
 
     def service_recipe(other: OtherService) -> ImageRecipe:
-        private = tuple(sorted(TB1_PRIVATE - {"Dockerfile"})) if other.context == path else ()
-        return ImageRecipe(
-            dockerfile=other.dockerfile, context=other.context, args=other.args, exclude=private
-        )
+        dockerfile, context = other.build_paths
+        private = tuple(sorted(TB1_PRIVATE - {"Dockerfile"})) if context == path else ()
+        return ImageRecipe(dockerfile=dockerfile, context=context, args=other.args, exclude=private)
 
     services = service_specs(service, service_recipe, _check_image)
     notes.append("the agent's sandbox has a network, as Terminal-Bench gives every task's "
@@ -516,7 +515,7 @@ def _harbor_image_task(
     services = service_specs(
         service,
         lambda other: ImageRecipe(
-            dockerfile=other.dockerfile, context=other.context, args=other.args,
+            dockerfile=other.build_paths[0], context=other.build_paths[1], args=other.args,
             timeout_s=recipe.timeout_s,
         ),
         _check_image,

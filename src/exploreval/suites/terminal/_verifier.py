@@ -103,6 +103,8 @@ class VerifierRun(BaseModel):
     network: bool = False
     #: What the run actually ran, checked from outside (None: not traced).
     audit: VerificationAudit | None = None
+    #: Names the run's own network failed to resolve (``._dns_log``), in order.
+    unresolved_hosts: list[str] = Field(default_factory=list)
 
 
 def pristine_sources(workdir: str) -> dict[str, str]:
@@ -457,6 +459,7 @@ async def run_verifier(
             reward_text=reward,
             network=network,
             audit=audit,
+            unresolved_hosts=net.unresolved() if net is not None else [],
         )
     finally:
         tracer.close()

@@ -36,6 +36,7 @@ import asyncio
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from exploreval.suites.terminal._audit import VerificationAudit
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._index import DEFAULT_INDEX, requested_tools
 from exploreval.suites.terminal._output import truncate_middle
+from exploreval.suites.terminal._reachability import internet_host
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sealed import (
     harness_files,
@@ -119,6 +121,9 @@ class VerificationResult(BaseModel):
     unreachable_host: str | None = None
     #: The episode's disk quota (MB) when the agent's phase filled it (a failed one only).
     disk_filled_mb: int | None = None
+    #: Internet names the episode's processes (the agent's, its services', the tests') asked DNS
+    #: for and did not get (``._dns_log``), at most 20: a diagnostic, never a verdict.
+    unresolved_hosts: list[str] = Field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -411,6 +416,7 @@ async def verify(
     if expected is None:
         expected = collect_test_ids(sandbox.config.tests_dir) if parser == "pytest" else []
     host_system = sandbox.config.image is None
+    since = time.monotonic()  # lookups from here on are the tests' (kept or shared networks)
     ended = sandbox.end_reason if sandbox.end_reason not in ("", "closed") else ""
     if keep_agent and not sandbox.alive:
         keep_agent = False  # nothing left to keep (the shell exited, a limit ended it)
@@ -473,9 +479,15 @@ async def verify(
             f"space failed (Terminal-Bench's containers have no quota); more with --env-option "
             f"disk_mb={4 * quota} (a tmpfs: it takes memory only as it fills)"
         )
+    nets = [n for n in (sandbox._net, getattr(sandbox.network_of, "slirp", None)) if n]
+    tests_asked = list(run.unresolved_hosts)
+    if keep_agent or sandbox.network_of is not None:  # the tests' lookups went through these too
+        tests_asked += [name for net in nets for name in net.unresolved(since)]
+    asked = [name for net in nets for name in net.unresolved()] + run.unresolved_hosts
+    result.unresolved_hosts = [n for n in dict.fromkeys(asked) if internet_host(n)][:20]
     if not result.resolved and not host_system:
         result.unreachable_host = await asyncio.to_thread(
-            _test_time_host, result.output, sandbox.config.tests_dir
+            _test_time_host, result.output, sandbox.config.tests_dir, tests_asked
         )
         if result.unreachable_host:
             result.reasons.append(
@@ -494,17 +506,21 @@ def disk_filled(peak_mb: float, quota_mb: int) -> bool:
     return peak_mb >= quota_mb - max(8.0, quota_mb / 100)
 
 
-def _test_time_host(output: str, tests_dir: Path | None) -> str | None:
+def _test_time_host(output: str, tests_dir: Path | None, asked: list[str]) -> str | None:
     """A host the failed tests fetch from (``._reachability.unreachable_at_test_time``), the test
-    files read for hosts they name."""
-    from exploreval.suites.terminal._reachability import unreachable_at_test_time
+    files read for hosts they name; else the first name the tests' lookups did not get
+    (``asked``, from the DNS log) that this machine cannot reach."""
+    from exploreval.suites.terminal._reachability import reachable, unreachable_at_test_time
 
     sources: list[str] = []
     if tests_dir is not None and tests_dir.is_dir():
         for path in sorted(tests_dir.rglob("*"))[:200]:
             if path.is_file() and path.suffix in (".py", ".sh", ".txt", ".json", ".yaml"):
                 sources.append(path.read_text(errors="replace")[:200_000])
-    return unreachable_at_test_time(output, tuple(sources))
+    found = unreachable_at_test_time(output, tuple(sources))
+    if found:
+        return found
+    return next((n for n in dict.fromkeys(asked) if internet_host(n) and not reachable(n)), None)
 
 
 #: How a test says it could not connect (requests/urllib3, Python, curl, Node, Go, or its own

@@ -1,0 +1,200 @@
+"""Images from a container registry, for compose services that name one and build none.
+
+A Terminal-Bench or Harbor task often runs a stock image beside the agent (``db: image:
+postgres:15``, three ``vulhub/minio`` nodes). Such an image is pulled as Docker pulls it, by the
+tools containers are pulled with: ``skopeo copy`` (the registry's token auth, manifest lists and
+the platform, every blob checked against its digest) into an OCI layout, then ``umoci raw
+unpack`` (layers applied in order, whiteouts honoured, no path escaping the root) into the cache
+as an image like a built one (``image.json`` beside ``rootfs``): listed, held, pruned and shared
+the same way (:mod:`._image_cache`).
+
+The image's config gives what Docker would: ``Env``, ``WorkingDir``, ``Entrypoint`` and ``Cmd``
+(compose's ``entrypoint``/``command`` override them as in Docker) and Docker's ``Healthcheck``
+extension when the image has one. ``User`` is recorded, not applied: a service runs as its
+sandbox's root, as a built service image does.
+
+A reference is pulled once, like compose's default ``pull_policy: missing``: the cache keys it by
+the reference as written, and ``exploreval images prune`` makes the next run pull it again.
+A registry this machine cannot reach fails the pull before it starts, naming the host
+(:class:`ImageBuildError` ``unreachable``): for Docker Hub, ``registry-1.docker.io``. Plain-HTTP
+registries (a local one) are named in ``EXPLOREVAL_INSECURE_REGISTRIES`` (comma-separated
+``host:port``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from exploreval.suites.terminal._image import make_entry
+from exploreval.suites.terminal._image_cache import images_root
+from exploreval.suites.terminal._image_recipe import BuiltImage, ImageBuildError
+
+INSECURE_ENV = "EXPLOREVAL_INSECURE_REGISTRIES"
+#: Docker Hub's names: where ``postgres:15`` and ``vulhub/minio`` live, and the host it serves.
+DOCKER_HUB = "docker.io"
+DOCKER_HUB_HOST = "registry-1.docker.io"
+_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class Reference:
+    """A parsed image reference, fully qualified as Docker reads it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        rest = text.strip()
+        digest = ""
+        if "@" in rest:
+            rest, digest = rest.split("@", 1)
+            if not _DIGEST.match(digest):
+                raise ValueError(f"image reference {text!r}: {digest!r} is not a sha256 digest")
+        tag = ""
+        last = rest.rsplit("/", 1)[-1]
+        if ":" in last:
+            rest, tag = rest.rsplit(":", 1)
+            if not _TAG.match(tag):
+                raise ValueError(f"image reference {text!r}: {tag!r} is not a tag")
+        first, _, remainder = rest.partition("/")
+        if remainder and ("." in first or ":" in first or first == "localhost"):
+            registry, path = first, remainder
+        else:
+            registry, path = DOCKER_HUB, rest
+        if registry == DOCKER_HUB and "/" not in path:
+            path = f"library/{path}"  # Docker Hub's official images
+        if not _NAME.match(path):
+            raise ValueError(f"image reference {text!r}: {path!r} is not a repository name")
+        self.registry = registry
+        self.path = path
+        self.tag = tag or ("" if digest else "latest")
+        self.digest = digest
+
+    @property
+    def qualified(self) -> str:
+        """``registry/path[:tag][@digest]``: what skopeo pulls, with no short-name lookup."""
+        return (f"{self.registry}/{self.path}" + (f":{self.tag}" if self.tag else "")
+                + (f"@{self.digest}" if self.digest else ""))  # fmt: skip
+
+    @property
+    def host(self) -> str:
+        """The host a pull connects to (without a port)."""
+        return DOCKER_HUB_HOST if self.registry == DOCKER_HUB else self.registry.split(":")[0]
+
+
+def _insecure(registry: str) -> bool:
+    return registry in {r.strip() for r in os.environ.get(INSECURE_ENV, "").split(",") if r}
+
+
+def pulled_key(reference: str) -> str:
+    """The cache entry of ``reference``: ``pull-`` + a hash of its fully qualified form."""
+    qualified = Reference(reference).qualified
+    return "pull-" + hashlib.sha256(qualified.encode()).hexdigest()[:20]
+
+
+def pull_image(reference: str, *, timeout_s: float = 1800.0) -> BuiltImage:
+    """The image ``reference`` names, pulled now unless cached; blocking (module docstring)."""
+    try:
+        ref = Reference(reference)
+    except ValueError as exc:
+        raise ImageBuildError(str(exc)) from None
+
+    def pull(work: Path, started: float) -> dict[str, Any]:
+        insecure = _insecure(ref.registry)
+        if not insecure:
+            from exploreval.suites.terminal._reachability import reachable
+
+            if not reachable(ref.host):
+                raise ImageBuildError(
+                    f"pulling {reference}: this machine cannot reach the registry {ref.host}",
+                    unreachable=ref.host,
+                )
+        for tool in ("skopeo", "umoci"):
+            if shutil.which(tool) is None:
+                raise ImageBuildError(
+                    f"pulling {reference} needs {tool} (Debian's package {tool}; "
+                    "scripts/install.sh installs it)"
+                )
+        return _pull_into(ref, work, insecure=insecure, timeout_s=timeout_s)
+
+    return make_entry(images_root() / pulled_key(reference), pull)
+
+
+def _run(argv: list[str], what: str, timeout_s: float, ref: Reference) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise ImageBuildError(f"{what}: no result in {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        from exploreval.suites.terminal._reachability import unreachable_host
+
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
+        host = unreachable_host(tail) or (
+            ref.host if re.search(r"no such host|dial tcp|i/o timeout", tail) else None
+        )
+        raise ImageBuildError(f"{what} failed (exit {done.returncode}): {tail}",
+                              unreachable=host)  # fmt: skip
+
+
+def _pull_into(ref: Reference, work: Path, *, insecure: bool, timeout_s: float) -> dict[str, Any]:
+    layout = work / "oci"
+    copy = ["skopeo", "copy", "--quiet", "--retry-times", "2", "--override-os", "linux",
+            "--override-arch", "amd64"]  # fmt: skip
+    if insecure:
+        copy.append("--src-tls-verify=false")
+    _run([*copy, f"docker://{ref.qualified}", f"oci:{layout}:image"],
+         f"pulling {ref.text} (skopeo copy)", timeout_s, ref)  # fmt: skip
+    _run(["umoci", "raw", "unpack", "--image", f"{layout}:image", str(work / "rootfs")],
+         f"unpacking {ref.text} (umoci raw unpack)", timeout_s, ref)  # fmt: skip
+    config, digest = _config(layout)
+    with contextlib.suppress(OSError):
+        shutil.rmtree(layout)  # the blobs: the root file system holds what runs
+    return image_meta(ref, config, digest)
+
+
+def _config(layout: Path) -> tuple[dict[str, Any], str]:
+    """The image config of the layout's one manifest, and the manifest's digest."""
+
+    def blob(digest: str) -> dict[str, Any]:
+        algorithm, _, hexdigest = digest.partition(":")
+        data: dict[str, Any] = json.loads((layout / "blobs" / algorithm / hexdigest).read_bytes())
+        return data
+
+    index = json.loads((layout / "index.json").read_text())
+    digest = index["manifests"][0]["digest"]
+    manifest = blob(digest)
+    return blob(manifest["config"]["digest"]), digest
+
+
+def image_meta(ref: Reference, config: dict[str, Any], digest: str) -> dict[str, Any]:
+    """``image.json`` of a pulled image from its OCI/Docker config (module docstring)."""
+    inner = config.get("config") or {}
+    env: dict[str, str] = {}
+    for pair in inner.get("Env") or []:
+        key, _, value = str(pair).partition("=")
+        env[key] = value
+    health = inner.get("Healthcheck") or None
+    user = str(inner.get("User") or "")
+    notes = [f"pulled {ref.text} ({ref.qualified}, manifest {digest[:19]})"]
+    if user not in ("", "root", "0", "0:0"):
+        notes.append(f"the image's USER {user} is recorded, not applied: the service runs as its "
+                     "sandbox's root, as a built service image does")  # fmt: skip
+    return {
+        "env": env,
+        "workdir": str(inner.get("WorkingDir") or "/"),
+        "user": user or "root",
+        "entrypoint": list(inner.get("Entrypoint") or []),
+        "cmd": list(inner.get("Cmd") or []),
+        "healthcheck": health,
+        "base": f"pulled {ref.qualified}",
+        "reference": ref.text,
+        "manifest_digest": digest,
+        "notes": notes,
+    }
