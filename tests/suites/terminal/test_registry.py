@@ -190,7 +190,7 @@ async def test_a_service_pulled_from_a_registry_runs_beside_the_agent(
     """The gold reads its answer from the pulled service by name; the image's Cmd, Env and
     WorkingDir ran; the file its second layer deleted is gone; untouched, the task fails."""
     from exploreval.suites.terminal._env import TerminalEnv
-    from exploreval.suites.terminal._image_cache import list_cache
+    from exploreval.suites.terminal._image_cache import _remove, list_cache
     from exploreval.suites.terminal._registry import pulled_key
 
     monkeypatch.setenv("EXPLOREVAL_INSECURE_REGISTRIES", registry)
@@ -217,3 +217,4 @@ async def test_a_service_pulled_from_a_registry_runs_beside_the_agent(
     entries, _ = list_cache()
     pulled = [e for e in entries if e.name == pulled_key(f"{registry}/exploreval/web:1")]
     assert pulled and pulled[0].note == f"pulled {registry}/exploreval/web:1"
+    _remove(pulled[0])  # each run's registry has its own port: leave no entry behind
