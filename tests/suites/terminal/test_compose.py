@@ -223,5 +223,30 @@ def test_terminal_bench_cores_minio_cluster_pulls_its_registry_images() -> None:
             "minio", "server")  # fmt: skip
         assert service.env["MINIO_ROOT_USER"] == "minioadmin"
     assert Reference(task.services[0].pull or "").host == "registry-1.docker.io"
+    assert not any(s.healthcheck_disabled for s in task.services)
     notes = "\n".join(task.compose_notes)
     assert "service 'node1' pulled from a registry (vulhub/minio:2023-02-27T18-10-45Z)" in notes
+
+
+def test_a_pulled_service_keeps_composes_keys_for_when_its_image_is_known(tmp_path: Path) -> None:
+    """At load a pulled image's config is unknown: compose's entrypoint, command, working_dir
+    and a disabled health check are kept as written, to apply over the config at start."""
+    path = _task(tmp_path, """\
+        services:
+          client: {build: .}
+          db:
+            image: postgres:16
+            entrypoint: ["docker-entrypoint.sh"]
+            working_dir: /srv
+            healthcheck: {disable: true}
+          cache:
+            image: redis:7
+            command: ["redis-server", "--save", ""]
+    """)  # fmt: skip
+    db, cache = load_task(path, image="build").services
+    assert (db.pull, db.compose_entrypoint, db.compose_command) == (
+        "postgres:16", ("docker-entrypoint.sh",), None)  # fmt: skip
+    assert db.workdir == "/srv" and db.healthcheck_disabled and db.healthcheck is None
+    assert (cache.compose_entrypoint, cache.compose_command) == (
+        None, ("redis-server", "--save", ""))  # fmt: skip
+    assert cache.workdir == "" and not cache.healthcheck_disabled

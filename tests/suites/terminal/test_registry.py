@@ -79,6 +79,7 @@ def test_the_images_config_applies_under_composes_keys_as_docker_applies_it() ->
     own = HealthCheck(test=("true",))
     assert pulled_defaults(_spec(healthcheck=own), _META)[3] == own
     assert pulled_defaults(_spec(), {**_META, "healthcheck": {"Test": ["NONE"]}})[3] is None
+    assert pulled_defaults(_spec(healthcheck_disabled=True), _META)[3] is None
     with pytest.raises(TaskFormatError, match="postgres:15 has no command"):
         pulled_defaults(_spec(), {"entrypoint": [], "cmd": []})
 

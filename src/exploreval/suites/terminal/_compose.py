@@ -510,6 +510,7 @@ def service_specs(
                     healthcheck=other.healthcheck
                     if isinstance(other.healthcheck, HealthCheck)
                     else None,
+                    healthcheck_disabled=other.healthcheck is False,
                     depends_on=other.depends_on,
                     aliases=tuple(other.aliases),
                 )
@@ -558,7 +559,8 @@ def pulled_defaults(
     """(command, working dir, environment, health check) of a service whose image was pulled
     (``meta``: its ``image.json``), by Docker's rules: compose's ``entrypoint`` replaces the
     image's and drops its ``Cmd`` unless compose gives ``command`` too; compose's environment
-    over the image's ``Env``; compose's health check, else the image's (``NONE``: none)."""
+    over the image's ``Env``; compose's health check, else the image's (``NONE``, or compose's
+    ``disable: true``: none)."""
     entrypoint = (list(spec.compose_entrypoint) if spec.compose_entrypoint is not None
                   else list(meta.get("entrypoint") or []))  # fmt: skip
     if spec.compose_command is not None:
@@ -574,7 +576,12 @@ def pulled_defaults(
     health = spec.healthcheck
     image_health = meta.get("healthcheck") or {}
     test = list(image_health.get("Test") or [])
-    if health is None and test and test[0] in ("CMD", "CMD-SHELL"):
+    if (
+        health is None
+        and not spec.healthcheck_disabled
+        and test
+        and test[0] in ("CMD", "CMD-SHELL")
+    ):
         argv = tuple(test[1:]) if test[0] == "CMD" else ("/bin/sh", "-c", " ".join(test[1:]))
         nanos = 1e9
         defaults = HealthCheck(test=argv)

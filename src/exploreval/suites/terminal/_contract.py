@@ -66,6 +66,8 @@ class ServiceSpec(BaseModel):
     #: the image's config as Docker does).
     compose_entrypoint: tuple[str, ...] | None = None
     compose_command: tuple[str, ...] | None = None
+    #: Compose's ``healthcheck: {disable: true}`` (a pulled image only: its own is not run).
+    healthcheck_disabled: bool = False
     env: dict[str, str] = Field(default_factory=dict)
     #: Its working directory (compose ``working_dir``, else the Dockerfile's WORKDIR; empty for
     #: a pulled image: its config's ``WorkingDir``).
