@@ -178,3 +178,13 @@ async def test_a_flood_of_lookups_cannot_spend_the_hosts_descriptors(template: P
         assert MAX_IN_FLIGHT + 16 < 300 and peak - before <= MAX_IN_FLIGHT + 16, (before, peak)
         done = await sb.exec(["python3", "-c", _LOOKUP, "pypi.org"])
         assert "pypi.org resolved" in done.stdout, done.stdout + done.stderr
+
+
+@given(st.binary(max_size=600))
+def test_any_bytes_a_sandbox_sends_are_read_without_raising(data: bytes) -> None:
+    """The forwarder parses what the sandbox sends, in this process: hostile bytes give None or
+    a name, never an exception."""
+    asked = question(data)
+    assert asked is None or (isinstance(asked[0], str) and 0 <= asked[1] <= 65535)
+    why = outcome(data)
+    assert why is None or isinstance(why, str)

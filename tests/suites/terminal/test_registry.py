@@ -219,3 +219,29 @@ async def test_a_service_pulled_from_a_registry_runs_beside_the_agent(
     pulled = [e for e in entries if e.name == pulled_key(f"{registry}/exploreval/web:1")]
     assert pulled and pulled[0].note == f"pulled {registry}/exploreval/web:1"
     _remove(pulled[0])  # each run's registry has its own port: leave no entry behind
+
+
+@pytest.mark.slow
+async def test_an_agent_deleting_setpriv_cannot_switch_exec_to_the_bare_path() -> None:
+    """Whether exec enters without setpriv (and so keeps root's capabilities in the sandbox's
+    user namespace) is read from the image as built: an agent that deletes its own setpriv gets
+    a failing exec, never one with capabilities."""
+    from exploreval.suites.terminal._image import build_image
+    from exploreval.suites.terminal._image_recipe import BuildRecipe
+    from exploreval.suites.terminal._sandbox import Sandbox
+    from exploreval.suites.terminal._sandbox_config import SandboxConfig
+    from exploreval.suites.terminal._tasks import load_task
+
+    task = load_task(SEAL / "tb1-answer", image="build")
+    assert task.image is not None
+    image = build_image(BuildRecipe(**task.image.model_dump()))
+    config = SandboxConfig(image=image.rootfs, workdir=task.container_workdir, env=image.env,
+                           record_cast=False, watch_files=False)  # fmt: skip
+    async with await Sandbox.start(config) as sb:
+        caps = await sb.exec(["grep", "CapEff", "/proc/self/status"])
+        assert caps.returncode == 0 and caps.stdout.split()[-1] == "0" * 16
+        gone = await sb.exec(["sh", "-c", "rm -f /usr/bin/setpriv /bin/setpriv; echo done"])
+        assert "done" in gone.stdout
+        assert sb.image_root is not None and not (sb.image_root / "usr/bin/setpriv").exists()
+        after = await sb.exec(["grep", "CapEff", "/proc/self/status"])
+        assert after.returncode != 0 and "CapEff" not in after.stdout
