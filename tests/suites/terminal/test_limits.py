@@ -4,9 +4,12 @@ import asyncio
 import contextlib
 import os
 import time
+from pathlib import Path
 
 import pytest
 
+from exploreval.suites.terminal._env import TerminalEnv
+from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._limits import Limits
 from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sandbox_config import SandboxConfig
@@ -119,3 +122,52 @@ async def test_the_episode_disk_is_one_quota_that_never_reaches_the_host_disk() 
         await sb.exec(["sh", "-c", "rm -f /app/big /tmp/big /root/big"], timeout=10)
         await asyncio.sleep(4 * sb.limits.sample_interval_s)
         assert sb.disk.used_mb() < 2 and disk_filled(sb.disk.peak_mb, 24)
+
+
+async def test_a_file_backed_disk_holds_its_quota_and_leaves_nothing_behind() -> None:
+    """A disk larger than a quarter of memory lives in a sparse file (``disk_backing``): the
+    sandbox's writes stop at the quota as on a tmpfs, the file holds what was written (not its
+    size), and closing the sandbox removes the file and frees its loop device."""
+    async with await Sandbox.start(SandboxConfig(disk_mb=48, disk_backing="file")) as sb:
+        assert sb.disk is not None and sb.disk.backing == "file"
+        image = sb.disk.dir / "disk.ext4"
+        assert image.stat().st_size == 48 * 2**20 and image.stat().st_blocks * 512 < 8 * 2**20
+        assert 40 <= sb.disk.capacity_mb <= 48
+        result = await sb.exec(
+            ["sh", "-c",
+             "for d in /app /tmp /root; do head -c 20000000 /dev/zero > $d/big || echo FULL $d; done"],
+            timeout=20,
+        )  # fmt: skip
+        assert "No space left" in result.stderr and "FULL" in result.stdout
+        assert sb.disk.used_mb() >= sb.disk.capacity_mb - 1
+        assert image.stat().st_blocks * 512 >= 38 * 2**20  # on the host's disk, within the quota
+        await asyncio.sleep(4 * sb.limits.sample_interval_s)
+        assert disk_filled(sb.disk.peak_mb, sb.disk.capacity_mb)
+        assert not disk_filled(sb.disk.peak_mb, 48 + 100)  # the file system's size, not the quota's
+    assert not image.exists()
+    backing = [p.read_text().strip() for p in Path("/sys/block").glob("loop*/loop/backing_file")]
+    assert not [b for b in backing if b.startswith(str(image))]
+
+
+def test_auto_keeps_a_disk_in_memory_up_to_a_quarter_of_it(tmp_path: Path) -> None:
+    from exploreval.suites.terminal._rootfs import EpisodeDisk, memory_disk_limit_mb
+
+    limit = memory_disk_limit_mb()
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    assert abs(limit - total / 4) < 1
+    for quota, backing in ((64, "memory"), (limit + 1, "file")):
+        episode = tmp_path / str(quota)
+        episode.mkdir()
+        disk = EpisodeDisk(episode, uid=os.getuid(), quota_mb=quota)
+        try:
+            assert disk.backing == backing and disk.capacity_mb <= quota
+        finally:
+            disk.close()
+        assert not episode.exists()
+
+
+async def test_a_disk_larger_than_the_host_can_hold_is_refused_by_name() -> None:
+    with pytest.raises(SandboxError, match=r"does not fit the \d+ MB free on .*: lower disk_mb"):
+        await Sandbox.start(SandboxConfig(disk_mb=2**40, disk_backing="file"))
+    with pytest.raises(ValueError, match="disk_backing='ram': expected auto, memory or file"):
+        TerminalEnv(disk_backing="ram")

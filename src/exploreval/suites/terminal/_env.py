@@ -160,6 +160,11 @@ class TerminalEnv(AsyncTextEnv):
             positive_number(p, key)
         for key in ("memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc"):
             positive_int(p, key)
+        if p.get("disk_backing", "auto") not in ("auto", "memory", "file"):
+            raise ValueError(
+                f"terminal env option disk_backing={p['disk_backing']!r}: expected auto, memory "
+                "or file"
+            )
         for key in ("network", "test_network"):
             if p.get(key) is not None and not isinstance(p.get(key), bool):
                 raise ValueError(f"terminal env option {key}={p[key]!r}: expected true or false")
@@ -359,6 +364,7 @@ class TerminalEnv(AsyncTextEnv):
             env=env,
             limits=self._limits(task),
             disk_mb=int(self.params.get("disk_mb", task.disk_mb or DEFAULT_DISK_MB)),
+            disk_backing=self.params.get("disk_backing", "auto"),
             network=network,
             max_output_bytes=int(self.params.get("max_output_bytes", 10_000)),
             logs_dir=task.parser == "reward_file",

@@ -47,7 +47,7 @@ OPTIONS = frozenset(
         "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
         "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
         "prompt_variant", "verification_limit", "network", "test_network", "image",
-        "agent_processes", "users",
+        "agent_processes", "users", "disk_backing",
     }
 )  # fmt: skip
 

@@ -1,8 +1,12 @@
 """An episode's file systems: a size-capped disk, and (for built images) a copy-on-write root.
 
-Every sandbox writes only to its *disk*: a tmpfs mounted by the host for the episode, whose size
-is the episode's aggregate quota (``disk_mb``). Nothing an agent writes reaches the host's disk,
-and a ``dd`` of the whole quota fails with "No space left on device" inside the sandbox.
+Every sandbox writes only to its *disk*, mounted by the host for the episode, whose size is the
+episode's aggregate quota (``disk_mb``): a ``dd`` of the whole quota fails with "No space left on
+device" inside the sandbox. The disk is a tmpfs (memory, taken only as it fills) up to a quarter
+of this machine's memory, and above that an ext4 file system in a sparse file beside the episode
+(loop-mounted), so that a task installing many GB (CUDA wheels) fits without holding them in RAM
+(``disk_backing``: ``auto``, ``memory``, ``file``). Either way it is the episode's alone and is
+deleted with it.
 
 For a task built into an image (:mod:`._image`), the sandbox's root is an overlay::
 
@@ -66,6 +70,46 @@ def mount_tmpfs(target: Path, size_mb: int, *, mode: int = 0o755) -> None:
     options = f"size={int(size_mb)}m,mode={mode:o}".encode()
     if _LIBC.mount(b"tmpfs", bytes(target), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         raise _fail(f"mount tmpfs ({size_mb} MB) at {target}")
+
+
+#: Where an episode's disk lives: ``auto`` picks memory up to :func:`memory_disk_limit_mb`.
+DISK_BACKINGS = ("auto", "memory", "file")
+
+
+def memory_disk_limit_mb() -> int:
+    """The largest ``auto`` disk kept in memory: a quarter of this machine's RAM (a tmpfs takes
+    memory as it fills, and a full one cannot be swapped out here)."""
+    return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 4 / 2**20)
+
+
+def mount_file_disk(target: Path, image: Path, size_mb: int, *, mode: int = 0o755) -> None:
+    """An ext4 file system of ``size_mb`` in the sparse file ``image``, loop-mounted at
+    ``target`` (nosuid, nodev). The host's free space must hold the whole size: a sparse file
+    that outgrew its host file system would turn the sandbox's writes into I/O errors."""
+    target.mkdir(parents=True, exist_ok=True)
+    stat = os.statvfs(image.parent)
+    free_mb = stat.f_bavail * stat.f_frsize / 2**20
+    if free_mb < size_mb:
+        raise MountError(
+            0,
+            f"a {size_mb} MB episode disk does not fit the {free_mb:.0f} MB free on "
+            f"{image.parent}: lower disk_mb, or point EXPLOREVAL_SCRATCH at a larger disk",
+        )
+    with open(image, "wb") as fh:
+        fh.truncate(size_mb * 2**20)
+    # no journal (the disk dies with the episode), no reserved blocks (the quota is the
+    # sandbox's), inode tables left unwritten (a sparse file reads as zeros already)
+    for argv in (
+        ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+         "-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", str(image)],
+        ["mount", "-o", "loop,nosuid,nodev,noinit_itable", str(image), str(target)],
+    ):  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise MountError(0, f"{' '.join(argv[:1])} for the episode disk {image}: "
+                                f"{done.stderr.strip() or done.stdout.strip()}")  # fmt: skip
+    shutil.rmtree(target / "lost+found", ignore_errors=True)
+    os.chmod(target, mode)
 
 
 def unmount(target: Path) -> None:
@@ -178,7 +222,9 @@ class EpisodeDisk:
         vdisk/           tmpfs of the verification run (tests, logs, home), mounted on demand
     """
 
-    def __init__(self, episode_dir: Path, *, uid: int, quota_mb: int) -> None:
+    def __init__(
+        self, episode_dir: Path, *, uid: int, quota_mb: int, backing: str = "auto"
+    ) -> None:
         self.dir = episode_dir
         self.uid = uid
         self.quota_mb = quota_mb
@@ -187,8 +233,23 @@ class EpisodeDisk:
         self.disk = episode_dir / "disk"
         self.root: Path | None = None
         self.vdisk: Path | None = None
-        mount_tmpfs(self.disk, quota_mb, mode=0o711)
+        if backing not in DISK_BACKINGS:
+            raise ValueError(f"disk_backing={backing!r}: expected one of {DISK_BACKINGS}")
+        if backing == "auto":
+            backing = "memory" if quota_mb <= memory_disk_limit_mb() else "file"
+        #: ``memory`` (a tmpfs) or ``file`` (ext4 in a sparse file beside the episode).
+        self.backing = backing
+        if backing == "memory":
+            mount_tmpfs(self.disk, quota_mb, mode=0o711)
+        else:
+            mount_file_disk(self.disk, episode_dir / "disk.ext4", quota_mb, mode=0o711)
+        #: What the sandbox can write, MB: the quota, less a file system's own metadata.
+        self.capacity_mb = self._total_mb()
         self.ctl = self.owned_dir(self.disk / "ctl", 0o700)
+
+    def _total_mb(self) -> float:
+        stat = os.statvfs(self.disk)
+        return stat.f_blocks * stat.f_frsize / 2**20
 
     def owned_dir(self, path: Path, mode: int = 0o755) -> Path:
         """A directory owned by the sandbox's uid (root inside)."""

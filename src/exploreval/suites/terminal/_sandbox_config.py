@@ -95,6 +95,9 @@ class SandboxConfig(BaseModel):
     limits: Limits = Field(default_factory=Limits)
     #: The episode's whole writable space (work dir, /tmp, /root, or the image's changes), MB.
     disk_mb: int = Field(default=2048, ge=16)
+    #: Where that disk lives (``._rootfs.DISK_BACKINGS``): ``auto`` is memory (a tmpfs) up to a
+    #: quarter of this machine's RAM, else an ext4 file system in a sparse file on the host.
+    disk_backing: Literal["auto", "memory", "file"] = "auto"
     #: A network for the agent's sandbox: user-mode (slirp4netns), the host's loopback blocked.
     network: bool = False
     width: int = Field(default=160, ge=20, le=1000)

@@ -472,12 +472,14 @@ async def verify(
     if hint:
         result.reasons.append(hint)
     quota = sandbox.config.disk_mb
-    if not result.resolved and (agent_saw_full_disk or disk_filled(sandbox.disk.peak_mb, quota)):
+    disk = sandbox.disk
+    if not result.resolved and (agent_saw_full_disk or disk_filled(disk.peak_mb, disk.capacity_mb)):
         result.disk_filled_mb = quota
         result.reasons.append(
             f"the episode's disk ({quota} MB) filled during the agent's phase: what needed more "
             f"space failed (Terminal-Bench's containers have no quota); more with --env-option "
-            f"disk_mb={4 * quota} (a tmpfs: it takes memory only as it fills)"
+            f"disk_mb={4 * quota} (a tmpfs up to a quarter of this machine's memory, taken "
+            "only as it fills; a sparse file on the host's disk above)"
         )
     nets = [n for n in (sandbox._net, getattr(sandbox.network_of, "slirp", None)) if n]
     tests_asked = list(run.unresolved_hosts)
@@ -501,8 +503,8 @@ async def verify(
 ENOSPC = "No space left on device"
 
 
-def disk_filled(peak_mb: float, quota_mb: int) -> bool:
-    """Whether the disk's peak came within 1% (at least 8 MB) of its quota: a write failed."""
+def disk_filled(peak_mb: float, quota_mb: float) -> bool:
+    """Whether the disk's peak came within 1% (at least 8 MB) of what it holds: a write failed."""
     return peak_mb >= quota_mb - max(8.0, quota_mb / 100)
 
 
