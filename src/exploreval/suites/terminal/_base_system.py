@@ -19,6 +19,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from exploreval.suites.terminal._bases import Base
@@ -76,25 +77,31 @@ def ensure_base(base: Base, log: BuildLog | None = None, *, tools: bool = False)
         ).encode()
     ).hexdigest()[:16]
     target = root / f"{base.distro}-{base.release}-{key}"
+    return ensure_entry(target, lambda: _build_base(base, target, log, tools=tools), base.note)
+
+
+def ensure_entry(target: Path, build: Callable[[], None], note: str) -> Path:
+    """``target/rootfs``, built once by ``build`` under the entry's lock and held for this
+    process; a failed build leaves nothing behind (prune lists complete entries only)."""
     from exploreval.suites.terminal._image_cache import hold
 
     if (target / ".complete").is_file():
         hold(target)
         if (target / ".complete").is_file():
             return target / "rootfs"
-    lock = lock_exclusive(root / "locks" / f"{target.name}.lock")
+    lock = lock_exclusive(target.parent / "locks" / f"{target.name}.lock")
     try:
         if (target / ".complete").is_file():
             hold(target)
             return target / "rootfs"
         remove_tree(target)
-        (target).mkdir(parents=True)
+        target.mkdir(parents=True)
         try:
-            _build_base(base, target, log, tools=tools)
-        except BaseException:  # no half-built base left behind (prune lists complete ones only)
+            build()
+        except BaseException:
             remove_tree(target)
             raise
-        (target / ".complete").write_text(base.note + "\n")
+        (target / ".complete").write_text(note + "\n")
         hold(target)
         return target / "rootfs"
     finally:
@@ -122,10 +129,15 @@ def _build_base(base: Base, target: Path, log: BuildLog | None, *, tools: bool) 
             f"(exit {done.returncode}):\n{tail}",
             unreachable=unreachable_host(done.stdout + done.stderr),
         )
-    _base_conventions(target / "rootfs", base)
+    base_conventions(target / "rootfs", base)
     if tools:
-        provision_test_tools(target / "rootfs", target, log)
+        note = provision_test_tools(target / "rootfs", target, log)
+        if note:
+            (target / TOOLS_NOTE).write_text(note + "\n")
 
+
+#: A base's note on its test tools (written when they could not all be provisioned).
+TOOLS_NOTE = "tools-note"
 
 #: apt's download directories, which it hands to its ``_apt`` user.
 APT_PARTIAL_DIRS = ("var/cache/apt/archives/partial", "var/lib/apt/lists/partial")
@@ -138,6 +150,8 @@ def single_uid_apt(rootfs: Path) -> None:
     a test script's ``apt-get install`` failed. apt is told to stay root
     (``APT::Sandbox::User "root"``) and its download directories are root's, so installing
     works as in the container, minus the privilege drop."""
+    if not (rootfs / "etc/apt").is_dir():  # an image without apt (a pulled one)
+        return
     conf = rootfs / "etc/apt/apt.conf.d/99exploreval-one-uid"
     conf.parent.mkdir(parents=True, exist_ok=True)
     conf.write_text('// exploreval: the sandbox has one uid; apt cannot switch to _apt\n'
@@ -147,23 +161,18 @@ def single_uid_apt(rootfs: Path) -> None:
             os.chown(rootfs / rel, 0, 0)
 
 
-def _base_conventions(rootfs: Path, base: Base) -> None:
-    """What the official images have that a minbase lacks: ``python``/``pip`` on PATH and pip
-    allowed to install system-wide (python: images); and the host's apt options, pip index and
-    locally trusted certificate authorities."""
-    cas = host_cas()
-    if cas:
-        target = rootfs / "usr/local/share/ca-certificates/exploreval-host"
-        target.mkdir(parents=True, exist_ok=True)
-        for i, ca in enumerate(cas):
-            shutil.copy2(ca, target / f"{i}-{ca.name}")
-        run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": BUILD_PATH}, binds=[],
-                    network=False, what="trusting the host's certificate authorities", log=None,
-                    scratch=rootfs.parent, timeout=300)  # fmt: skip
-    conf = rootfs / "etc/apt/apt.conf.d/99exploreval-host"
+def write_host_apt_options(rootfs: Path) -> None:
+    """The host's apt options (proxy, validity...) in the image, so its apt works from here."""
     options = host_apt_options()
     if options:
+        conf = rootfs / "etc/apt/apt.conf.d/99exploreval-host"
+        conf.parent.mkdir(parents=True, exist_ok=True)
         conf.write_text("".join(f"{o};\n" for o in options))
+
+
+def _apt_conventions(rootfs: Path) -> None:
+    """apt as the official images set it up, working with one uid and the host's settings."""
+    write_host_apt_options(rootfs)
     single_uid_apt(rootfs)
     # Docker's official debian and ubuntu images delete the packages apt downloaded once they
     # are installed (their apt.conf.d/docker-clean); without it every image kept its .debs
@@ -172,6 +181,28 @@ def _base_conventions(rootfs: Path, base: Base) -> None:
     (rootfs / "etc/apt/apt.conf.d/docker-clean").write_text(
         f'DPkg::Post-Invoke {{ "{clean}"; }};\nAPT::Update::Post-Invoke {{ "{clean}"; }};\n'
     )
+    # dpkg before 1.20 (focal, bullseye) needs this file for ``--set-selections``, which every
+    # ``apt-get purge``/``remove`` runs; the official images carry it, a minbase does not
+    available = rootfs / "var/lib/dpkg/available"
+    if available.parent.is_dir() and not available.exists():
+        available.touch()
+
+
+def base_conventions(rootfs: Path, base: Base, *, cas: bool = True) -> None:
+    """What the official images have that a minbase lacks: ``python``/``pip`` on PATH and pip
+    allowed to install system-wide (python: images); and the host's apt options, pip index and
+    locally trusted certificate authorities (``cas``: once ``update-ca-certificates`` is in)."""
+    cas_found = host_cas() if cas else []
+    if cas_found:
+        target = rootfs / "usr/local/share/ca-certificates/exploreval-host"
+        target.mkdir(parents=True, exist_ok=True)
+        for i, ca in enumerate(cas_found):
+            shutil.copy2(ca, target / f"{i}-{ca.name}")
+        run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": BUILD_PATH}, binds=[],
+                    network=False, what="trusting the host's certificate authorities", log=None,
+                    scratch=rootfs.parent, timeout=300)  # fmt: skip
+    if (rootfs / "etc/apt").is_dir():  # a pulled image may have no apt
+        _apt_conventions(rootfs)
     pip_lines = host_pip_config()
     if pip_lines:
         (rootfs / "etc/pip.conf").write_text("[global]\n" + "\n".join(pip_lines) + "\n")

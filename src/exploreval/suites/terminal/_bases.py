@@ -1,9 +1,9 @@
 """What a Dockerfile's ``FROM`` becomes: a Debian or Ubuntu system built with ``mmdebstrap``.
 
-A base image is rebuilt from the distribution's own packages (the host's apt mirror for
-Debian, ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive for Ubuntu), never pulled: the agent's
-image needs the harness built in (a compose service's registry image is pulled by
-``._registry``). The mapping (docs/terminal.md, "Images", has the table):
+A Debian, Ubuntu or ``python:`` base is rebuilt from the distribution's own packages (the host's
+apt mirror for Debian, ``EXPLOREVAL_UBUNTU_MIRROR`` or Ubuntu's archive for Ubuntu), not pulled:
+the agent's image needs the harness built in, and these need no registry. An image no release
+maps to is pulled instead, and the harness added to it (``._registry``, ``._pulled_base``). The mapping (docs/terminal.md, "Images", has the table):
 
 * ``debian:<release>`` (``bookworm``, ``12``, ``bullseye``, ``trixie``, ``-slim`` or not,
   ``stable``/``latest``) -> that Debian release.
@@ -19,7 +19,9 @@ image needs the harness built in (a compose service's registry image is pulled b
   + tmux (its asciinema, Terminal-Bench's recorder, is left out: on the mapped image's only
   Python its Debian dependencies would block pip upgrades); ``.../ubuntu-24-04`` =
   ``ubuntu:24.04`` + tmux + asciinema.
-* Anything else (alpine, other registries' application images) is refused with the reason.
+* Alpine and ``scratch`` are refused with the reason.
+* Any other image (an application's: ``localstack/localstack``, another registry's) is pulled
+  from its registry and the harness is added to it with its own apt (:mod:`._pulled_base`).
 
 Every image also gets what the harness needs inside it: ``tmux`` (the agent's terminal), ``bash``,
 ``python3`` (verification runs pytest; Terminal-Bench's uv would otherwise download a Python),
@@ -77,6 +79,9 @@ class Base:
     workdir: str | None = None
     #: One line: what ``FROM`` named and what it became.
     note: str = ""
+    #: A registry image to pull and carry the harness into (``._pulled_base``), instead of a
+    #: release to build: ``distro`` is then "pulled" and ``release`` a name for the cache.
+    pulled: str | None = None
 
     @property
     def key(self) -> str:
@@ -84,6 +89,7 @@ class Base:
             f"{self.distro}-{self.release}-{'-'.join(sorted(self.packages))}"
             + (f"-py{self.python}" if self.python else "")
             + (f"-wd{self.workdir}" if self.workdir else "")
+            + (f"-pulled-{self.pulled}" if self.pulled else "")
         )
 
 
@@ -103,21 +109,12 @@ _DEFAULT_ENV = {
 }
 
 
-#: Releases whose tmux predates ``tmux -D`` (3.2): the sandbox runs the agent's pane as the
-#: foreground tmux server of its PID namespace, which their tmux cannot do.
-TMUX_BEFORE_3_2 = {"focal": "3.0a", "bullseye": "3.1c"}
-
-
 def map_base(image: str, platform: str | None = None) -> Base:
-    """The :class:`Base` for a ``FROM`` image reference, or :class:`BaseRefused` (the reason)."""
-    base = _map_base(image, platform)
-    old_tmux = TMUX_BEFORE_3_2.get(base.release)
-    if old_tmux:
-        raise BaseRefused(
-            f"FROM {image} -> {base.distro} {base.release}, whose tmux ({old_tmux}) cannot run "
-            "the agent's pane: the sandbox needs tmux 3.2 or later (tmux -D)"
-        )
-    return base
+    """The :class:`Base` for a ``FROM`` image reference, or :class:`BaseRefused` (the reason).
+
+    Releases whose tmux predates 3.2 (focal's 3.0a, bullseye's 3.1c) are mapped too: their
+    sandbox runs the pane's server through a wrapper (:func:`._sandbox_argv.tmux_server_argv`)."""
+    return _map_base(image, platform)
 
 
 def _map_base(image: str, platform: str | None = None) -> Base:
@@ -211,11 +208,24 @@ def _map_base(image: str, platform: str | None = None) -> Base:
                     env=dict(_DEFAULT_ENV), note=f"{image} -> ubuntu {ubuntu}{pinned}")  # fmt: skip
     if name in ("scratch",):
         raise BaseRefused("FROM scratch: an empty image has no shell for the agent")
-    raise BaseRefused(
-        f"FROM {image}: no mapping to a Debian or Ubuntu release (supported: debian, ubuntu, "
-        "python:X.Y, Terminal-Bench's t-bench bases; a registry image runs only as a compose "
-        "service with no build, never as a Dockerfile's base)"
-    )
+    if name == "alpine" or name.endswith("/alpine"):
+        raise BaseRefused(
+            f"FROM {image}: Alpine (musl, apk) has no mapping here; the harness (tmux, bash, "
+            "python3) is installed into a pulled image with apt (Debian, Ubuntu) only"
+        )
+    # any other image is pulled from its registry, as Docker would, and the harness is
+    # installed into it with its own apt (._pulled_base); the reference is checked here
+    from exploreval.suites.terminal._registry import Reference
+
+    try:
+        ref = Reference(image)
+    except ValueError as exc:
+        raise BaseRefused(f"FROM {image}: {exc}") from None
+    return Base(
+        "pulled", ref.path.replace("/", "-"), HARNESS_PACKAGES, pulled=ref.text,
+        note=f"{image} -> pulled from {ref.host}, with the harness (tmux, bash, python3, curl, "
+             "ps) added by its own apt where it lacks them",
+    )  # fmt: skip
 
 
 def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:

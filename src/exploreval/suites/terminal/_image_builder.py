@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exploreval.suites.terminal._base_system import ensure_base, remove_tree, single_uid_apt
+from exploreval.suites.terminal._base_system import (
+    TOOLS_NOTE,
+    ensure_base,
+    remove_tree,
+    single_uid_apt,
+)
 from exploreval.suites.terminal._bases import Base
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
@@ -122,14 +127,26 @@ class ImageBuilder:
         for index, (stage, base) in enumerate(zip(self.df.stages, self.bases, strict=True)):
             self.log.write(f"# stage {index} FROM {stage.base} ({base.note})\n")
             last = index == len(self.df.stages) - 1
-            base_root = ensure_base(base, self.log, tools=last and self.recipe.terminal_bench_tools)
+            tools = last and self.recipe.terminal_bench_tools
+            env, workdir = dict(base.env), base.workdir or "/"
+            if base.pulled:  # a registry image with the harness added (._pulled_base)
+                from exploreval.suites.terminal._pulled_base import (
+                    ensure_pulled_base,
+                    pulled_config,
+                )
+
+                base_root = ensure_pulled_base(base, self.log, tools=tools)
+                config = pulled_config(base_root)
+                env, workdir = dict(config["env"]), str(config["workdir"])
+                self.notes.extend(config["notes"])
+            else:
+                base_root = ensure_base(base, self.log, tools=tools)
             rootfs = self.work / ("rootfs" if index == len(self.df.stages) - 1 else f"stage{index}")
             self.log.write(f"$ cp -a {base_root} {rootfs}\n")
             subprocess.run(["cp", "-a", "--reflink=auto", str(base_root), str(rootfs)], check=True)
             variables = {k: v for k, v in self.df.global_args.items() if v is not None}
             variables.update(self.recipe.args)
-            state = _StageState(stage, rootfs, env=dict(base.env), args={},
-                                workdir=base.workdir or "/")  # fmt: skip
+            state = _StageState(stage, rootfs, env=env, args={}, workdir=workdir)
             state.args.update({k: v for k, v in variables.items() if k in self.recipe.args})
             self._run_stage(state, variables)
             final_base = base_root
@@ -143,6 +160,9 @@ class ImageBuilder:
                 f"test tools provisioned before the Dockerfile ran: uv {UV_VERSION} at "
                 f"/root/.local/bin, pytest {PYTEST_VERSION} in the uv cache {UV_CACHE}"
             )
+            tools_note = final_base.parent / TOOLS_NOTE
+            if tools_note.is_file():
+                self.notes.append(tools_note.read_text().strip())
         for name, state in self.stages.items():
             if state is not final and name.isdigit():
                 remove_tree(state.rootfs)
@@ -364,16 +384,28 @@ class ImageBuilder:
                 out.append((uv / name, False))
             return out
         state = self.stages.get(origin)
-        if state is None:
+        if state is not None:
+            root, bind, mount_at = state.rootfs, "--bind", "/.exploreval-out"
+        elif origin.isdigit():
             raise TaskFormatError(f"{self._where(ins)}: COPY --from={origin}: no such stage")
+        else:  # a registry image, pulled as Docker would (its cache entry is never written:
+            # read-only, the copy lands on the /tmp it has, as every Debian-like image has)
+            from exploreval.suites.terminal._registry import pull_image
+
+            pulled = pull_image(origin)
+            self.notes.append(f"{self._where(ins)}: COPY --from={origin}: {pulled.notes[0]}")
+            root, bind, mount_at = pulled.rootfs, "--ro-bind", "/tmp"
+            if not (root / "tmp").is_dir() or any(s.startswith("/tmp") for s in srcs):
+                raise ImageBuildError(f"{self._where(ins)}: COPY --from={origin}: the image "
+                                      "needs a /tmp to copy through, outside what is copied")  # fmt: skip
         out_dir = staging / "from"
         out_dir.mkdir()
         script = "set -e\n" + "".join(
-            f"cp -a {shlex.quote(s)} /.exploreval-out/{i}\n" for i, s in enumerate(srcs)
+            f"cp -a {shlex.quote(s)} {mount_at}/{i}\n" for i, s in enumerate(srcs)
         )
-        # Copy out *inside* the source stage's root, so its links resolve within it.
-        command = ["bwrap", "--bind", str(state.rootfs), "/", "--bind", str(out_dir),
-                   "/.exploreval-out", "--proc", "/proc", "--dev", "/dev", "--unshare-all",
+        # Copy out *inside* the source's root, so its links resolve within it.
+        command = ["bwrap", bind, str(root), "/", "--bind", str(out_dir),
+                   mount_at, "--proc", "/proc", "--dev", "/dev", "--unshare-all",
                    "--die-with-parent", "--cap-drop", "ALL", "--cap-add", "CAP_DAC_OVERRIDE",
                    "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_CHOWN", "--",
                    "/bin/sh", "-c", script]  # fmt: skip

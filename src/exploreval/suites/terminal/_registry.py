@@ -1,4 +1,5 @@
-"""Images from a container registry, for compose services that name one and build none.
+"""Images from a container registry: for compose services that name one and build none, and
+for a Dockerfile's ``FROM`` or ``COPY --from`` that names one (:mod:`._pulled_base`).
 
 A Terminal-Bench or Harbor task often runs a stock image beside the agent (``db: image:
 postgres:15``, three ``vulhub/minio`` nodes). Such an image is pulled as Docker pulls it, by the

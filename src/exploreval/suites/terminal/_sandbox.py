@@ -56,7 +56,13 @@ from exploreval.suites.terminal._rootfs import (
     kill_uid,
     wait_gone,
 )
-from exploreval.suites.terminal._sandbox_argv import bare_root, bwrap_root_args, enter_argv
+from exploreval.suites.terminal._sandbox_argv import (
+    bare_root,
+    bwrap_root_args,
+    enter_argv,
+    old_setpriv,
+    tmux_server_argv,
+)
 from exploreval.suites.terminal._sandbox_config import (
     AGENT_HOME,
     BASHRC,
@@ -102,6 +108,7 @@ class Sandbox(PaneMixin):
         self._proc: subprocess.Popen[bytes] | None = None
         self._net: SlirpNet | None = None
         self._bare = False  # an image without setpriv/env/timeout (_sandbox_argv.bare_root)
+        self._old_setpriv = False  # a setpriv that cannot say "all" (_sandbox_argv.old_setpriv)
         self.child_pid = 0
         self._uid = 0
         self._pane = ""
@@ -188,7 +195,8 @@ class Sandbox(PaneMixin):
         os.chmod(self.scratch, 0o711)
         check_traversable(self.scratch)
         try:
-            disk = self.disk = EpisodeDisk(self.scratch, uid=uid, quota_mb=self.config.disk_mb)
+            disk = self.disk = EpisodeDisk(self.scratch, uid=uid, quota_mb=self.config.disk_mb,
+                                           backing=self.config.disk_backing)  # fmt: skip
         except MountError as exc:
             raise SandboxError(f"the episode's disk could not be mounted: {exc}") from exc
         self.host_ctl = disk.ctl
@@ -205,6 +213,7 @@ class Sandbox(PaneMixin):
                 raise SandboxError(f"the task image could not be mounted: {exc}") from exc
             # read from the image as built: what the agent deletes later changes nothing
             self._bare = bare_root(self.config.image)
+            self._old_setpriv = old_setpriv(self.config.image)
             self.host_workdir = self.image_root / workdir.lstrip("/")
             if not self.host_workdir.is_dir():
                 self.host_workdir.mkdir(parents=True)
@@ -287,7 +296,7 @@ class Sandbox(PaneMixin):
                 # a service: its process, its output and its exit status in the control dir
                 argv += ["--", "/bin/sh", "-c", SERVICE_WRAPPER, "service", *self.config.command]
             else:
-                argv += ["--", "tmux", "-D", "-f", TMUX_CONF, "-S", TMUX_SOCK]
+                argv += ["--", *tmux_server_argv(self.config.image, TMUX_CONF, TMUX_SOCK)]
             # joining a shared network needs the host's root for nsenter, then the sandbox's uid
             identity: dict[str, Any] = (
                 {} if shared is not None
@@ -606,7 +615,7 @@ class Sandbox(PaneMixin):
     def _enter_argv(self, argv: list[str], *, cwd: str, timeout: float | None) -> list[str]:
         return enter_argv(argv, pid=self.child_pid, prlimit=self.limits.prlimit_argv(), cwd=cwd,
                           timeout=timeout, many_users=self.many_users is not None,
-                          bare=self._bare)  # fmt: skip
+                          bare=self._bare, numbered_caps=self._old_setpriv)  # fmt: skip
 
     async def _run_inside(
         self,
