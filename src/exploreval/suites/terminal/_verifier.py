@@ -170,6 +170,7 @@ def prepare_disk(
         target.chmod(0o644)
     for name in ("home", "venv"):
         disk.owned_dir(vdisk / name, 0o700)
+    disk.owned_dir(vdisk / "shm", 0o1777)  # the tests' /dev/shm: on this traced disk
     project_dir = disk.owned_dir(vdisk / "project", 0o755)
     for name, data in sorted(project.items()):
         target = project_dir / name
@@ -304,7 +305,7 @@ async def run_verifier(
             tracer.mark(watched)
     fds: list[int] = []
     ours: socket.socket | None = None
-    status_r = block_w = -1
+    status_r = block_w = held_ns = -1
     proc: subprocess.Popen[bytes] | None = None
     net: SlirpNet | None = None
     out_file: IO[bytes] | None = None
@@ -347,6 +348,10 @@ async def run_verifier(
             "--bind", str(vdisk / "home"), VERIFY_HOME,
             "--bind", str(vdisk / "venv"), VERIFY_VENV_DIR,
             "--bind", str(vdisk / "project"), VERIFY_PROJECT,
+            # /dev is bwrap's fresh tmpfs, made after the trace starts: the only writable
+            # place in it, /dev/shm, is the traced verification disk's, and the rest of /dev
+            # is read-only (device nodes stay usable), so nothing the tests write goes unseen
+            "--bind", str(vdisk / "shm"), "/dev/shm", "--remount-ro", "/dev",
         ]  # fmt: skip
         for path, name in PRISTINE_TREES:
             if (vdisk / name).is_dir():
@@ -370,8 +375,8 @@ async def run_verifier(
             # writable (a copy), as a container's is: a task may ask the agent to fix it
             resolv = str(data_fd(SlirpNet.RESOLV, fds))
             argv += ["--perms", "0644", "--bind-data", resolv, "/etc/resolv.conf"]
-        # bwrap waits for the host before it runs the command: the sandbox's own /dev (a tmpfs
-        # with /dev/shm, writable) joins the trace, and the network comes up.
+        # bwrap waits for the host before it sets up the sandbox: its namespace is held for
+        # the trace, and the network comes up.
         block_r, block_w = os.pipe()
         fds.append(block_r)
         argv += ["--block-fd", str(block_r)]
@@ -398,8 +403,13 @@ async def run_verifier(
         reader = asyncio.ensure_future(asyncio.to_thread(_read_results, ours))
         child = await _read_status_pid(status_r, proc)
         if child:
+            # The trace names a file by the path its event's mount has from here, and a mount of
+            # a namespace that has died is named from its own root (/logs/verifier/reward.txt
+            # became /verifier/reward.txt on a loaded machine, where the trace is read late:
+            # the reward's writer went unjudged). The namespace is held until the trace's last
+            # event is read, so every file keeps its name.
             with contextlib.suppress(OSError):  # bwrap failed: its stderr says why
-                tracer.mark(Path(f"/proc/{child}/root/dev"))
+                held_ns = os.open(f"/proc/{child}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         if network and child and not join:
             net = SlirpNet(child)
             await net.ready()
@@ -428,6 +438,9 @@ async def run_verifier(
             )
         messages, overflow = await reader
         trace = await asyncio.to_thread(tracer.stop)
+        if held_ns >= 0:
+            os.close(held_ns)
+            held_ns = -1
         events, events_error = _parse_events(messages, overflow)
         sessions = {int(e["hostpid"]) for e in events if e.get("e") == "start"}
         collected = _collected_elsewhere(events, sandbox.config.tests_dir)
@@ -463,7 +476,7 @@ async def run_verifier(
         )
     finally:
         tracer.close()
-        for fd in (*fds, status_r, block_w):
+        for fd in (*fds, status_r, block_w, held_ns):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
