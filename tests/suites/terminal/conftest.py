@@ -1,7 +1,12 @@
 import atexit
+import contextlib
 import os
 import shutil
+import socket
+import subprocess
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +57,33 @@ def builtin():
     from exploreval.suites.terminal._builtin import builtin_tasks
 
     return builtin_tasks()
+
+
+@contextlib.contextmanager
+def local_registry(root: Path) -> Iterator[tuple[str, Callable[..., None]]]:
+    """Debian's docker-registry serving from ``root`` on a free loopback port, up and answering:
+    yields its ``host:port`` and ``umoci(*args)`` for making images in ``root/layout``."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    (root / "config.yml").write_text(
+        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
+        f"http:\n  addr: 127.0.0.1:{port}\n"
+    )
+    server = subprocess.Popen(["docker-registry", "serve", str(root / "config.yml")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def umoci(*args: str) -> None:
+        subprocess.run(["umoci", *args], check=True, capture_output=True)
+
+    try:
+        for _ in range(100):
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        umoci("init", "--layout", f"{root}/layout")
+        yield f"127.0.0.1:{port}", umoci
+    finally:
+        server.kill()
+        server.wait()

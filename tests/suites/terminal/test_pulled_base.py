@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,8 @@ import pytest
 from exploreval.suites.terminal._bases import BaseRefused, map_base
 from exploreval.suites.terminal._errors import TaskFormatError
 from exploreval.suites.terminal._image_recipe import BuildRecipe, check_recipe
+
+from .conftest import local_registry
 
 
 def test_an_image_no_release_maps_to_is_pulled_and_alpine_is_refused() -> None:
@@ -50,12 +50,6 @@ def test_copy_from_names_a_stage_or_an_image(tmp_path: Path, source: str) -> Non
         assert any(f"--from={source}: pulled from its registry" in n for n in notes)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def slim_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A registry on loopback serving ``exploreval/slim:1``: Debian bookworm's minbase (bash,
@@ -63,20 +57,8 @@ def slim_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from exploreval.suites.terminal._base_system import _sources
 
     root = tmp_path_factory.mktemp("slim-registry")
-    port = _free_port()
-    (root / "config.yml").write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
-    )
-    server = subprocess.Popen(["docker-registry", "serve", str(root / "config.yml")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
+    with local_registry(root) as (address, umoci):
         layout, bundle = f"{root}/layout", root / "bundle"
-
-        def umoci(*args: str) -> None:
-            subprocess.run(["umoci", *args], check=True, capture_output=True)
-
-        umoci("init", "--layout", layout)
         umoci("new", "--image", f"{layout}:slim")
         umoci("unpack", "--image", f"{layout}:slim", str(bundle))
         shutil.rmtree(bundle / "rootfs")
@@ -87,18 +69,10 @@ def slim_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         umoci("config", "--image", f"{layout}:slim", "--config.workingdir", "/srv",
               "--config.env", "GREETING=hello from the slim image",
               "--config.env", "PATH=/usr/local/bin:/usr/bin:/bin")  # fmt: skip
-        for _ in range(100):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
         subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false",
-                        f"oci:{layout}:slim", f"docker://127.0.0.1:{port}/exploreval/slim:1"],
+                        f"oci:{layout}:slim", f"docker://{address}/exploreval/slim:1"],
                        check=True, capture_output=True)  # fmt: skip
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.kill()
-        server.wait()
+        yield address
 
 
 @pytest.mark.slow

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,8 @@ from exploreval.suites.terminal._contract import HealthCheck, ServiceSpec
 from exploreval.suites.terminal._errors import TaskFormatError
 from exploreval.suites.terminal._image_recipe import ImageBuildError
 from exploreval.suites.terminal._registry import Reference, image_meta, pull_image
+
+from .conftest import local_registry
 
 SEAL = Path(__file__).parents[2] / "fixtures" / "terminal" / "seal"
 
@@ -107,36 +107,13 @@ def test_a_registry_this_machine_cannot_reach_is_named() -> None:
 
 
 # ------------------------------------------------------------------ the real path
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Debian's docker-registry on loopback, with one image pushed: busybox serving /www, made
     in two layers (the second deletes /www/secret), its config naming Cmd, Env and WorkingDir."""
     root = tmp_path_factory.mktemp("registry")
-    port = _free_port()
-    (root / "config.yml").write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
-    )
-    server = subprocess.Popen(["docker-registry", "serve", str(root / "config.yml")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        for _ in range(100):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+    with local_registry(root) as (address, umoci):
         layout, bundle = f"{root}/layout", root / "bundle"
-
-        def umoci(*args: str) -> None:
-            subprocess.run(["umoci", *args], check=True, capture_output=True)
-
-        umoci("init", "--layout", layout)
         umoci("new", "--image", f"{layout}:web")
         umoci("unpack", "--image", f"{layout}:web", str(bundle))
         (bundle / "rootfs" / "bin").mkdir()
@@ -155,12 +132,9 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
               "--config.env", "GREETING=hello from the image", "--config.cmd", "/bin/sh",
               "--config.cmd", "-c", "--config.cmd", cmd)  # fmt: skip
         subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false",
-                        f"oci:{layout}:web", f"docker://127.0.0.1:{port}/exploreval/web:1"],
+                        f"oci:{layout}:web", f"docker://{address}/exploreval/web:1"],
                        check=True, capture_output=True)  # fmt: skip
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.kill()
-        server.wait()
+        yield address
 
 
 _COMPOSE = """services:

@@ -6,7 +6,8 @@ Layout of one sandbox::
       ├─ prlimit ─exec→ bwrap (as a leased uid; forked by the process-lifetime spawner thread,
       │    │             --die-with-parent; its process group registered with the guardian)
       │    └─ bwrap, pid 1 of a new PID namespace  (``child_pid``; killing it ends everything)
-      │         └─ tmux -D server (socket /tmp/.exploreval/tmux.sock)
+      │         └─ tmux -D server (socket /tmp/.exploreval/tmux.sock; before tmux 3.2 a wrapper
+      │              that starts it and ends with it: _sandbox_argv.tmux_server_argv)
       │              └─ bash in the work dir (the agent's pane)
       └─ nsenter ─→ setpriv ─→ tmux client / exec()   entered into *all* the sandbox's namespaces
                                                       as its uid, without capabilities
