@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from exploreval.suites.terminal._image_ref import Reference
+
 #: Python version -> (distribution, release) whose python3 is that version.
 PYTHON_RELEASES: dict[str, tuple[str, str]] = {
     "3.8": ("ubuntu", "focal"),
@@ -215,8 +217,6 @@ def _map_base(image: str, platform: str | None = None) -> Base:
         )
     # any other image is pulled from its registry, as Docker would, and the harness is
     # installed into it with its own apt (._pulled_base); the reference is checked here
-    from exploreval.suites.terminal._registry import Reference
-
     try:
         ref = Reference(image)
     except ValueError as exc:

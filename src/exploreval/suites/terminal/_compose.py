@@ -393,7 +393,7 @@ def _other(
         pull = _substitute(str(spec.get("image") or ""))
         if not pull:
             raise TaskFormatError(f"{where}: service '{name}' has neither 'build' nor 'image'")
-        from exploreval.suites.terminal._registry import Reference
+        from exploreval.suites.terminal._image_ref import Reference
 
         try:
             Reference(pull)

@@ -49,6 +49,7 @@ from exploreval.suites.terminal._env_options import (
     apply_injection,
     condition_label,
     load_task_list,
+    one_of,
     positive_int,
     positive_number,
 )
@@ -160,11 +161,7 @@ class TerminalEnv(AsyncTextEnv):
             positive_number(p, key)
         for key in ("memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc"):
             positive_int(p, key)
-        if p.get("disk_backing", "auto") not in ("auto", "memory", "file"):
-            raise ValueError(
-                f"terminal env option disk_backing={p['disk_backing']!r}: expected auto, memory "
-                "or file"
-            )
+        one_of(p, "disk_backing", ("auto", "memory", "file"))
         for key in ("network", "test_network"):
             if p.get(key) is not None and not isinstance(p.get(key), bool):
                 raise ValueError(f"terminal env option {key}={p[key]!r}: expected true or false")

@@ -126,3 +126,12 @@ def positive_number(p: dict[str, Any], key: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ValueError(f"terminal env option {key}={value!r}: expected a number > 0")
     return float(value)
+
+
+def one_of(p: dict[str, Any], key: str, choices: tuple[str, ...]) -> None:
+    """``p[key]``, when given, must be one of ``choices`` (the error names them)."""
+    if key in p and p[key] not in choices:
+        raise ValueError(
+            f"terminal env option {key}={p[key]!r}: expected {', '.join(choices[:-1])} or "
+            f"{choices[-1]}"
+        )

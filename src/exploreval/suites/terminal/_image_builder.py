@@ -64,6 +64,8 @@ from exploreval.suites.terminal._image_recipe import (
     known_image,
     read_dockerignore,
 )
+from exploreval.suites.terminal._pulled_base import ensure_pulled_base, pulled_config
+from exploreval.suites.terminal._registry import pull_image
 from exploreval.suites.terminal._root_run import run_in_root
 from exploreval.suites.terminal._test_tools import fetch_uv, mirror_pycache
 
@@ -130,11 +132,6 @@ class ImageBuilder:
             tools = last and self.recipe.terminal_bench_tools
             env, workdir = dict(base.env), base.workdir or "/"
             if base.pulled:  # a registry image with the harness added (._pulled_base)
-                from exploreval.suites.terminal._pulled_base import (
-                    ensure_pulled_base,
-                    pulled_config,
-                )
-
                 base_root = ensure_pulled_base(base, self.log, tools=tools)
                 config = pulled_config(base_root)
                 env, workdir = dict(config["env"]), str(config["workdir"])
@@ -390,8 +387,6 @@ class ImageBuilder:
             raise TaskFormatError(f"{self._where(ins)}: COPY --from={origin}: no such stage")
         else:  # a registry image, pulled as Docker would (its cache entry is never written:
             # read-only, the copy lands on the /tmp it has, as every Debian-like image has)
-            from exploreval.suites.terminal._registry import pull_image
-
             pulled = pull_image(origin)
             self.notes.append(f"{self._where(ins)}: COPY --from={origin}: {pulled.notes[0]}")
             root, bind, mount_at = pulled.rootfs, "--ro-bind", "/tmp"

@@ -31,6 +31,7 @@ from exploreval.suites.terminal._host_settings import (
     host_apt_options,
     host_pip_config,
 )
+from exploreval.suites.terminal._image_ref import Reference
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
 BUILDER_VERSION = 5
@@ -168,8 +169,6 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
 
 def _check_reference(source: str, where: str, keyword: str) -> None:
     """A ``COPY --from`` that names no stage names a registry image: it must parse as one."""
-    from exploreval.suites.terminal._registry import Reference
-
     try:
         Reference(source)
     except ValueError as exc:
