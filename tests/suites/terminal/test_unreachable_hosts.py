@@ -66,6 +66,18 @@ def test_urls_in_scripts_are_checked_and_local_ones_ignored() -> None:
     assert _reachability.unreachable_in(served) is None
 
 
+@pytest.mark.parametrize(
+    ("code", "host"), [(4, "dl-cdn.alpinelinux.org"), (6, "dl-cdn.alpinelinux.org"), (1, None)]
+)
+def test_a_quiet_downloader_names_its_host_by_its_exit_code(code: int, host: str | None) -> None:
+    """terminal-bench-core's ``qemu-startup``: ``RUN wget -q https://dl-cdn.alpinelinux.org/...``
+    prints nothing and exits 4 (wget's network failure): the host is the one it fetches from.
+    Any other exit of a silent command says nothing about the network."""
+    run = ["/bin/sh", "-c", "wget -q https://dl-cdn.alpinelinux.org/alpine/x.iso -O /app/a.iso"]
+    assert _reachability.unreachable_host("", run, code) == host
+    assert _reachability.unreachable_host("", ["/bin/sh", "-c", "exit 4"], 4) is None
+
+
 HF_OFFLINE = """\
 E   OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't
 E   find them in the cached files.

@@ -105,15 +105,25 @@ def internet_host(name: str) -> bool:
     return first not in sys.stdlib_module_names and first not in {"pip", "requests", "urllib3"}
 
 
-def unreachable_host(output: str, command: list[str] | None = None) -> str | None:
+#: Exit codes that mean the network failed when a downloader runs quietly (``wget -q``,
+#: ``curl -s``) and prints nothing: wget's 4, curl's 6 (resolving) and 7 (connecting).
+_QUIET_NETWORK_EXITS = frozenset({4, 6, 7})
+_DOWNLOADER = re.compile(r"\b(?:wget|curl)\b")
+
+
+def unreachable_host(
+    output: str, command: list[str] | None = None, code: int | None = None
+) -> str | None:
     """The host a network failure in ``output`` names; else, when the output shows a network
-    failure, a host the failing ``command`` fetches from that this machine cannot reach."""
+    failure (or a quiet downloader exited with ``code`` for one), a host the failing ``command``
+    fetches from that this machine cannot reach."""
     for pattern in _UNREACHABLE:
         for match in pattern.finditer(output):
             host = match.group(1).strip(".'").lower()
             if internet_host(host) and not reachable(host):
                 return host
-    if command and _NETWORK_FAILURE.search(output):
+    quiet = code in _QUIET_NETWORK_EXITS and any(_DOWNLOADER.search(c) for c in command or [])
+    if command and (_NETWORK_FAILURE.search(output) or quiet):
         return unreachable_in(command)
     return None
 

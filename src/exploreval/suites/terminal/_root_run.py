@@ -108,7 +108,7 @@ def run_in_root(
         log.write(output)
     if code != 0:
         tail = "\n".join(output.splitlines()[-20:])
-        host = unreachable_host(output, argv)
+        host = unreachable_host(output, argv, code)
         reach = f"; it needs {host}, which this machine cannot reach" if host else ""
         raise ImageBuildError(
             f"{what} failed (exit {code}){reach}; last output:\n{tail}", unreachable=host
