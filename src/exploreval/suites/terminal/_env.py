@@ -364,6 +364,7 @@ class TerminalEnv(AsyncTextEnv):
             disk_backing=self.params.get("disk_backing", "auto"),
             network=network,
             max_output_bytes=int(self.params.get("max_output_bytes", 10_000)),
+            max_cast_bytes=int(self.params.get("max_cast_bytes", 4_000_000)),
             logs_dir=task.parser == "reward_file",
             record_cast=self.record_cast,
             users=self._users(image is not None),

@@ -45,7 +45,7 @@ OPTIONS = frozenset(
     {
         "tasks", "task", "injection_level", "variant", "tools", "max_steps", "wall_s",
         "cpu_s", "memory_mb", "address_space_mb", "disk_mb", "file_size_mb", "nproc",
-        "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "intervention",
+        "max_output_bytes", "test_timeout_s", "cast", "cast_dir", "max_cast_bytes", "intervention",
         "prompt_variant", "verification_limit", "network", "test_network", "image",
         "agent_processes", "users", "disk_backing",
     }

@@ -121,7 +121,17 @@ class TreeSample:
     processes: int
     threads: int
     cpu_s: float
+    #: Resident memory, MB: each process's anonymous and file pages (its shared memory
+    #: pages are counted once, in ``shm_mb``).
     rss_mb: float
+    #: Shared memory objects of the kernel's own (memfd, System V segments, shared anonymous
+    #: mappings) a process of the tree holds open or maps, MB allocated, each counted once.
+    shm_mb: float = 0.0
+
+    @property
+    def memory_mb(self) -> float:
+        """What ``memory_mb`` caps: resident memory plus shared memory objects."""
+        return self.rss_mb + self.shm_mb
 
 
 def _children(pid: int) -> list[int]:
@@ -139,17 +149,75 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _shm_device() -> int:
+    """The device of the kernel's internal shared memory file system (memfds, System V
+    segments and shared anonymous mappings all live there, outside every mounted tmpfs)."""
+    fd = os.memfd_create("exploreval-probe", os.MFD_CLOEXEC)
+    try:
+        return os.fstat(fd).st_dev
+    finally:
+        os.close(fd)
+
+
+_SHM_DEV = _shm_device()
+#: How /proc/<pid>/maps names that device ("00:01").
+_SHM_MAPS = f" {os.major(_SHM_DEV):02x}:{os.minor(_SHM_DEV):02x} ".encode()
+
+
+def _shared_objects(pid: int, found: dict[int, int]) -> None:
+    """Add the allocated bytes of every object on the shared memory device that ``pid`` holds
+    open (an unmapped memfd) or maps (a System V segment, a memfd whose descriptor is closed),
+    by inode: pages written through one and read through another are counted once."""
+    fd_dir = f"/proc/{pid}/fd"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(fd_dir):
+            with contextlib.suppress(OSError):
+                st = os.stat(f"{fd_dir}/{name}")
+                if st.st_dev == _SHM_DEV:
+                    found[st.st_ino] = st.st_blocks * 512
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as fh:
+            maps = fh.read()
+    except OSError:
+        return
+    if _SHM_MAPS not in maps:
+        return
+    for line in maps.splitlines():
+        if _SHM_MAPS in line:
+            fields = line.split(maxsplit=5)
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int(fields[4]) not in found:
+                    st = os.stat(f"/proc/{pid}/map_files/{fields[0].decode()}")
+                    found[st.st_ino] = st.st_blocks * 512
+
+
+def _resident_pages(pid: int) -> int:
+    """RssAnon + RssFile of ``pid``, pages (RssShmem is not: the episode's disk holds its
+    tmpfs files, :func:`_shared_objects` the rest)."""
+    with open(f"/proc/{pid}/status", "rb") as fh:
+        status = fh.read()
+    kb = 0
+    for key in (b"\nRssAnon:", b"\nRssFile:"):
+        at = status.find(key)
+        if at >= 0:
+            kb += int(status[at + len(key) :].split(None, 1)[0])
+    return kb * 1024 // _PAGE
+
+
 def sample_tree(root_pid: int) -> TreeSample | None:
-    """CPU seconds (own + reaped children), RSS and counts of ``root_pid`` and descendants.
+    """CPU seconds (own + reaped children), memory and counts of ``root_pid`` and descendants.
 
     Summing utime+stime+cutime+cstime over live processes counts every process that ever ran in
-    the tree: a reaped child's times are folded into its parent's c-times.
+    the tree: a reaped child's times are folded into its parent's c-times. Memory is each
+    process's resident anonymous and file pages, plus every shared memory object of the tree
+    once (:func:`_shared_objects`).
     """
     stack = [root_pid]
     processes = threads = 0
     ticks = 0
     rss_pages = 0
     seen: set[int] = set()
+    shared: dict[int, int] = {}
     while stack:
         pid = stack.pop()
         if pid in seen:
@@ -158,8 +226,7 @@ def sample_tree(root_pid: int) -> TreeSample | None:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 stat = fh.read()
-            with open(f"/proc/{pid}/statm", "rb") as fh:
-                statm = fh.read().split()
+            rss_pages += _resident_pages(pid)
         except (FileNotFoundError, ProcessLookupError):
             if pid == root_pid:
                 return None
@@ -169,7 +236,7 @@ def sample_tree(root_pid: int) -> TreeSample | None:
         ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
         threads += int(fields[17])
         processes += 1
-        if len(statm) > 1:
-            rss_pages += int(statm[1])
+        _shared_objects(pid, shared)
         stack.extend(_children(pid))
-    return TreeSample(processes, threads, ticks / _CLK_TCK, rss_pages * _PAGE / 2**20)
+    rss_mb = rss_pages * _PAGE / 2**20
+    return TreeSample(processes, threads, ticks / _CLK_TCK, rss_mb, sum(shared.values()) / 2**20)

@@ -1,7 +1,8 @@
 """Networks of a sandbox: the user-mode stack, and the one network an episode's services share.
 
 **User-mode stack** (:class:`SlirpNet`): slirp4netns attached to a network namespace gives it
-NAT to the outside through this process, with the host's loopback unreachable.
+NAT to the outside through this process, with the host's loopback unreachable, and every
+address and network of this machine's own unreachable too (:mod:`._host_bounds`).
 
 **The episode's network** (:class:`EpisodeNetwork`): a task with compose services runs each
 service and the agent in their own sandboxes; all of them (and the verification run) join one
@@ -24,6 +25,7 @@ import subprocess
 from exploreval.core import spawn_tied
 from exploreval.suites.terminal._dns_log import DnsLog
 from exploreval.suites.terminal._errors import SandboxError
+from exploreval.suites.terminal._host_bounds import block_host_addresses
 
 
 class NetworkError(SandboxError):
@@ -49,6 +51,8 @@ class SlirpNet:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.dns: DnsLog | None = None
+        #: The networks made unreachable in the namespace (:func:`._host_bounds.host_networks`).
+        self.blocked: list[str] = []
         ready_r, ready_w = os.pipe()
         try:
             self.proc = spawn_tied(
@@ -59,7 +63,11 @@ class SlirpNet:
                     "--disable-host-loopback",
                     "--ready-fd",
                     str(ready_w),
-                    str(pid),
+                    # by the namespace's path: this process (host root) may configure any
+                    # network namespace, and the sandbox's own user namespace may be a nested
+                    # one that does not own it (bwrap --disable-userns)
+                    "--netns-type=path",
+                    f"/proc/{pid}/ns/net",
                     "tap0",
                 ],  # fmt: skip
                 pass_fds=(ready_w,),
@@ -79,6 +87,9 @@ class SlirpNet:
             os.close(fd)
         if data != b"1":
             raise SandboxError("slirp4netns did not bring the sandbox's network up")
+        # before anything in the namespace can use the stack: the host's own addresses (its
+        # services on 0.0.0.0) are unreachable from it (:mod:`._host_bounds`)
+        self.blocked = await asyncio.to_thread(block_host_addresses, self.pid)
         self.dns = await DnsLog(self.pid).start()
 
     def unresolved(self, since: float = 0.0) -> list[str]:

@@ -9,14 +9,13 @@ it. The pane's raw output is also the episode's asciinema cast.
 from __future__ import annotations
 
 import asyncio
-import codecs
-import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from exploreval.suites.terminal._cast import CastRecorder
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._output import (
     PASTE_THRESHOLD,
@@ -49,9 +48,7 @@ class PaneMixin:
     _pane: str
     _closed: bool
     _last_history: str | None
-    _cast_events: list[tuple[float, str]]
-    _cast_offset: int
-    _cast_decoder: codecs.IncrementalDecoder
+    cast_recorder: CastRecorder
     #: ``argv`` run inside the sandbox: (returncode, stdout, stderr, seconds).
     _run_inside: Callable[..., Awaitable[tuple[int | None, str, str, float]]]
 
@@ -192,16 +189,8 @@ class PaneMixin:
 
     # -- asciinema -------------------------------------------------------------------------
     def _cast_tick(self) -> None:
-        if self.host_ctl is None:
-            return
-        data = read_plain_file(
-            self.host_ctl, "pane.raw", limit=16_000_000, offset=self._cast_offset
-        )
-        if data:
-            self._cast_offset += len(data)
-            text = self._cast_decoder.decode(data)
-            if text:
-                self._cast_events.append((time.monotonic() - self.started_at, text))
+        if self.host_ctl is not None:
+            self.cast_recorder.tick(self.host_ctl, "pane.raw", time.monotonic() - self.started_at)
 
     def flush_cast(self) -> None:
         """Read what the pane printed since the last observation into the cast's events."""
@@ -209,7 +198,8 @@ class PaneMixin:
             self._cast_tick()
 
     def cast(self, title: str = "") -> str:
-        """The episode's pane as an asciinema cast v2 document (header line + events)."""
+        """The episode's pane as an asciinema cast v2 document (header line + events), at most
+        ``max_cast_bytes`` of events plus a last marker (:mod:`._cast`)."""
         header: dict[str, Any] = {
             "version": 2,
             "width": self.config.width,
@@ -219,6 +209,4 @@ class PaneMixin:
         }
         if title:
             header["title"] = title
-        lines = [json.dumps(header)]
-        lines += [json.dumps([round(t, 6), "o", text]) for t, text in self._cast_events]
-        return "\n".join(lines) + "\n"
+        return self.cast_recorder.document(header, time.monotonic() - self.started_at)

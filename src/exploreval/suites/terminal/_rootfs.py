@@ -64,10 +64,25 @@ def _fail(what: str) -> MountError:
     return MountError(err, f"{what}: {os.strerror(err)}")
 
 
+#: One inode per this many bytes of an episode's file system (ext4's default ``inode_ratio``):
+#: a tmpfs inode and its dentry are about 2 KB of unswappable kernel memory that no size limit
+#: counts (1.5 million empty files took 2.9 GB of slab under a 1 MB quota), so the inode count
+#: follows the size: at most 1/8 of ``disk_mb`` more in slab. A 2 GB disk holds 131,072 files;
+#: an image's overlay upper layer holds only what the episode changed or added.
+BYTES_PER_INODE = 16384
+#: The fewest inodes any episode file system gets (a 16 MB disk still holds 4,096 files).
+MIN_INODES = 4096
+
+
+def inode_count(size_mb: int) -> int:
+    """The inode limit of a file system of ``size_mb`` (:data:`BYTES_PER_INODE`)."""
+    return max(MIN_INODES, int(size_mb) * 2**20 // BYTES_PER_INODE)
+
+
 def mount_tmpfs(target: Path, size_mb: int, *, mode: int = 0o755) -> None:
-    """A tmpfs of ``size_mb`` at ``target`` (nosuid, nodev)."""
+    """A tmpfs of ``size_mb`` and :func:`inode_count` inodes at ``target`` (nosuid, nodev)."""
     target.mkdir(parents=True, exist_ok=True)
-    options = f"size={int(size_mb)}m,mode={mode:o}".encode()
+    options = f"size={int(size_mb)}m,nr_inodes={inode_count(size_mb)},mode={mode:o}".encode()
     if _LIBC.mount(b"tmpfs", bytes(target), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         raise _fail(f"mount tmpfs ({size_mb} MB) at {target}")
 
@@ -98,9 +113,10 @@ def mount_file_disk(target: Path, image: Path, size_mb: int, *, mode: int = 0o75
     with open(image, "wb") as fh:
         fh.truncate(size_mb * 2**20)
     # no journal (the disk dies with the episode), no reserved blocks (the quota is the
-    # sandbox's), inode tables left unwritten (a sparse file reads as zeros already)
+    # sandbox's), inode tables left unwritten (a sparse file reads as zeros already), as many
+    # inodes as a tmpfs of that size gets (mkfs rounds up to fill its inode tables)
     for argv in (
-        ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+        ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-N", str(inode_count(size_mb)),
          "-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", str(image)],
         ["mount", "-o", "loop,nosuid,nodev,noinit_itable", str(image), str(target)],
     ):  # fmt: skip
@@ -215,6 +231,7 @@ class EpisodeDisk:
 
         disk/            tmpfs, size = quota: everything the sandbox can write
           ctl/           the harness's control files (prompt marker, pane recording)
+          shm/           the sandbox's /dev/shm
           upper/ work/   the overlay's layers (image), or
           app/ tmp/ root/  the writable directories of a host-system sandbox
         lower/           idmapped mount of the image rootfs (image only)
@@ -246,6 +263,8 @@ class EpisodeDisk:
         #: What the sandbox can write, MB: the quota, less a file system's own metadata.
         self.capacity_mb = self._total_mb()
         self.ctl = self.owned_dir(self.disk / "ctl", 0o700)
+        #: The sandbox's ``/dev/shm``: on this disk, so POSIX shared memory is in the quota.
+        self.shm = self.owned_dir(self.disk / "shm", 0o1777)
 
     def _total_mb(self) -> float:
         stat = os.statvfs(self.disk)

@@ -32,7 +32,6 @@ tmpfs, results through a pipe only the test process holds.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import os
 import shutil
@@ -45,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from exploreval.core import scratch_dir, scratch_root, spawn_tied
+from exploreval.suites.terminal._cast import CastRecorder
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._fileevents import FileWatcher
+from exploreval.suites.terminal._host_bounds import apply_ipc_limits
 from exploreval.suites.terminal._limits import UidLease, sample_tree
 from exploreval.suites.terminal._network import EpisodeNetwork, SlirpNet, data_fd
 from exploreval.suites.terminal._output import bwrap_child_pid, communicate_capped
@@ -61,7 +62,6 @@ from exploreval.suites.terminal._sandbox_argv import (
     bare_root,
     bwrap_root_args,
     enter_argv,
-    old_setpriv,
     tmux_server_argv,
 )
 from exploreval.suites.terminal._sandbox_config import (
@@ -108,8 +108,7 @@ class Sandbox(PaneMixin):
         self._lease: UidLease | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._net: SlirpNet | None = None
-        self._bare = False  # an image without setpriv/env/timeout (_sandbox_argv.bare_root)
-        self._old_setpriv = False  # a setpriv that cannot say "all" (_sandbox_argv.old_setpriv)
+        self._bare = False  # an image that may lack `timeout` (_sandbox_argv.bare_root)
         self.child_pid = 0
         self._uid = 0
         self._pane = ""
@@ -119,9 +118,7 @@ class Sandbox(PaneMixin):
         #: The agent's processes are gone (terminate()): the files stay for verification.
         self.terminated = False
         self._last_history: str | None = None
-        self._cast_events: list[tuple[float, str]] = []
-        self._cast_offset = 0
-        self._cast_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.cast_recorder = CastRecorder(config.max_cast_bytes)
         self.peak_rss_mb = 0.0
         self.cpu_used_s = 0.0
         self.peak_processes = 0
@@ -214,7 +211,6 @@ class Sandbox(PaneMixin):
                 raise SandboxError(f"the task image could not be mounted: {exc}") from exc
             # read from the image as built: what the agent deletes later changes nothing
             self._bare = bare_root(self.config.image)
-            self._old_setpriv = old_setpriv(self.config.image)
             self.host_workdir = self.image_root / workdir.lstrip("/")
             if not self.host_workdir.is_dir():
                 self.host_workdir.mkdir(parents=True)
@@ -277,7 +273,6 @@ class Sandbox(PaneMixin):
             ]  # fmt: skip
             if self.host_logs is not None:
                 argv += ["--bind", str(self.host_logs), "/logs"]
-            block_w = -1
             own_net = self.config.network and shared is None
             if own_net or (shared is not None and shared.internet):
                 # writable (a copy), as a container's is: a task may ask the agent to fix it
@@ -286,10 +281,10 @@ class Sandbox(PaneMixin):
             if shared is not None:
                 hosts = str(data_fd(shared.hosts_file(), fds))
                 argv += ["--perms", "0644", "--bind-data", hosts, "/etc/hosts"]
-            if own_net:
-                block_r, block_w = os.pipe()
-                fds += [block_r, block_w]
-                argv += ["--block-fd", str(block_r)]
+            # the sandbox waits until the host has set its bounds (and its network is up)
+            block_r, block_w = os.pipe()
+            fds += [block_r, block_w]
+            argv += ["--block-fd", str(block_r)]
             argv += ["--chdir", workdir, "--json-status-fd", str(status_w)]
             if self.image_root is None:
                 argv += ["--remount-ro", "/"]
@@ -318,10 +313,12 @@ class Sandbox(PaneMixin):
             os.close(status_w)
             fds.remove(status_w)
             self.child_pid = await self._read_child_pid(status_r)
+            lim = self.limits
+            await asyncio.to_thread(apply_ipc_limits, self.child_pid, self._uid, lim.memory_mb)
             if own_net:
                 self._net = SlirpNet(self.child_pid)
-                await self._net.ready()
-                os.write(block_w, b"1")  # release the sandbox: its network is up
+                await self._net.ready()  # the host's addresses blocked there (_host_bounds)
+            os.write(block_w, b"1")  # release the sandbox
             self.start_phases["bwrap"] = time.perf_counter() - t1
         finally:
             for fd in fds:
@@ -591,13 +588,13 @@ class Sandbox(PaneMixin):
                 self.end_reason = self.end_reason or "exited"
                 return
             self.cpu_used_s = sample.cpu_s
-            self.peak_rss_mb = max(self.peak_rss_mb, sample.rss_mb)
+            self.peak_rss_mb = max(self.peak_rss_mb, sample.memory_mb)
             self.peak_processes = max(self.peak_processes, sample.threads)
             if self.disk is not None:
                 self.disk.sample_peak()
             if sample.cpu_s > lim.cpu_s:
                 reason = reason or "cpu"
-            if sample.rss_mb > lim.memory_mb:
+            if sample.memory_mb > lim.memory_mb:  # resident + shared memory objects
                 reason = reason or "memory"
             if sample.threads >= lim.nproc - 2:
                 at_cap_since = at_cap_since if at_cap_since is not None else now
@@ -613,10 +610,12 @@ class Sandbox(PaneMixin):
                 return
 
     # -- entering the sandbox --------------------------------------------------------------
-    def _enter_argv(self, argv: list[str], *, cwd: str, timeout: float | None) -> list[str]:
+    def _enter_argv(
+        self, argv: list[str], *, cwd: str, timeout: float | None, env: dict[str, str]
+    ) -> list[str]:
         return enter_argv(argv, pid=self.child_pid, prlimit=self.limits.prlimit_argv(), cwd=cwd,
                           timeout=timeout, many_users=self.many_users is not None,
-                          bare=self._bare, numbered_caps=self._old_setpriv)  # fmt: skip
+                          bare=self._bare, env=env)  # fmt: skip
 
     async def _run_inside(
         self,
@@ -629,11 +628,11 @@ class Sandbox(PaneMixin):
         max_output_bytes: int,
     ) -> tuple[int | None, str, str, float]:
         proc = await asyncio.create_subprocess_exec(
-            *self._enter_argv(argv, cwd=cwd, timeout=timeout),
+            *self._enter_argv(argv, cwd=cwd, timeout=timeout, env=env),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=env,
+            env={"PATH": SANDBOX_PATH},  # the host's tools; the command's own is env
             start_new_session=True,
         )
         t0 = time.perf_counter()

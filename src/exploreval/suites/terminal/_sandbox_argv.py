@@ -6,6 +6,7 @@ verification can never run with a root or a user namespace the agent's sandbox d
 from __future__ import annotations
 
 import functools
+import platform
 import re
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from exploreval.suites.terminal._rootfs import (
 from exploreval.suites.terminal._sandbox_config import (
     SHIM_DIR,
 )
-from exploreval.suites.terminal._userns import DOCKER_CAPS, ManyUsers
+from exploreval.suites.terminal._userns import CAP_NUMBERS, DOCKER_CAPS, ManyUsers
 
 
 def bwrap_root_args(
@@ -33,7 +34,14 @@ def bwrap_root_args(
     ``share_net``: every namespace but the network one is new (the caller entered the network
     namespace to share). ``many_users``: join that user namespace (its fd passed to bwrap),
     root with Docker's capabilities inside it; else a new one-uid namespace, no capability."""
-    user = ["--userns", str(many_users.fd)] if many_users is not None else ["--unshare-user"]
+    # one uid: bwrap's own user namespace, in which no further one can be made (a nested one
+    # would own fresh IPC and mount namespaces, outside every bound below); a many-user root's
+    # namespace was made with the same limit (:class:`._userns.ManyUsers`)
+    user = (
+        ["--userns", str(many_users.fd)]
+        if many_users is not None
+        else ["--unshare-user", "--disable-userns"]
+    )
     unshare = [*user, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not share_net:
         unshare.append("--unshare-net")
@@ -44,14 +52,19 @@ def bwrap_root_args(
         "bwrap", *unshare, "--die-with-parent", "--new-session", *caps,
         "--uid", "0", "--gid", "0", "--hostname", hostname, "--clearenv",
     ]  # fmt: skip
+    # /proc/sys read-only: the IPC namespace's limits (shmall...) are its root's to write, and
+    # the host sets them (:mod:`._host_bounds`). /dev read-only: bwrap's tmpfs there has no size
+    # limit; /dev/shm is a directory of the episode's disk, in its quota.
+    special = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    special += ["--bind", str(disk.shm), "/dev/shm", "--remount-ro", "/dev"]
     if image_root is not None:
-        argv += ["--bind", str(image_root), "/", "--proc", "/proc", "--dev", "/dev"]
+        argv += ["--bind", str(image_root), "/", *special]
     else:
         argv += [
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
             "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-            "--proc", "/proc", "--dev", "/dev",
+            *special,
             "--bind", str(disk.disk / "tmp"), "/tmp",
             "--bind", str(disk.disk / "root"), "/root",
             "--dir", SHIM_DIR, "--symlink", "/usr/bin/python3", f"{SHIM_DIR}/python",
@@ -63,9 +76,9 @@ def bwrap_root_args(
 
 
 def bare_root(image_root: Path | None) -> bool:
-    """Whether the image lacks the tools :func:`enter_argv` runs inside it (util-linux's
-    ``setpriv``, coreutils' ``env -C`` and ``timeout``): a pulled image such as busybox, alpine
-    or a distroless one. The host system and the Debian/Ubuntu bases always have them."""
+    """Whether the image may lack coreutils' ``timeout``, which :func:`enter_argv` runs inside
+    it: a pulled image such as busybox, alpine or a distroless one (no util-linux ``setpriv``,
+    or a busybox ``env``). The host system and the Debian/Ubuntu bases always have it."""
     if image_root is None:
         return False
     env = image_root / "usr" / "bin" / "env"
@@ -111,15 +124,6 @@ def image_package_version(image_root: Path | None, package: str) -> tuple[int, i
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def old_setpriv(image_root: Path | None) -> bool:
-    """Whether the image's ``setpriv`` was built before this kernel's newest capabilities and so
-    refuses "all" ("libcap-ng is too old for "all" caps"): util-linux before 2.35 (focal's 2.34)
-    knows capabilities up to ``audit_read`` (37). It is then given every capability by number
-    (``cap_N``, which its libcap-ng reads), so the commands it starts drop them all the same."""
-    version = image_package_version(image_root, "util-linux")
-    return version is not None and version < (2, 35) and _cap_last_cap() > 37
-
-
 @functools.cache
 def _cap_last_cap() -> int:
     try:
@@ -127,6 +131,40 @@ def _cap_last_cap() -> int:
             return int(fh.read())
     except (OSError, ValueError):
         return 40  # checkpoint_restore, the last in Linux 5.9 to 6.x
+
+
+#: The host's perl, run by nsenter with the *host's* root (``--root=/``) while every namespace
+#: of the sandbox is entered: it alone holds the capabilities a process gets in the sandbox's
+#: user namespace by joining it, and it drops them before anything of the sandbox runs. It
+#: enters the sandbox's root (``chroot /proc/<pid>/root``) and work dir, drops every capability
+#: but ``keep`` from the bounding, permitted, effective and inheritable sets (``keep`` raised as
+#: ambient, as ``docker exec`` leaves a container's), sets no_new_privs, sets the command's
+#: environment and execs it. Arguments: root, cwd, keep (low and high 32 bits), the last
+#: capability, the prctl and capset call numbers, the number of ``KEY=VALUE`` items, those
+#: items, then the command.
+_ENTER = r"""
+my ($root, $cwd, $lo, $hi, $last, $prctl, $capset, $n) = splice(@ARGV, 0, 8);
+chroot($root) or die "exploreval-enter: chroot: $!\n";
+chdir($cwd) or die "exploreval-enter: $cwd: $!\n";
+my @kept;
+for my $c (0 .. $last) {
+    $kept[$c] = $c < 32 ? ($lo >> $c) & 1 : ($hi >> ($c - 32)) & 1;
+    next if $kept[$c];
+    syscall($prctl, 24, $c, 0, 0, 0) == 0 or die "exploreval-enter: bounding set: $!\n";
+}
+my ($head, $data) = (pack("LL", 0x20080522, 0), pack("L6", $lo, $lo, $lo, $hi, $hi, $hi));
+syscall($capset, $head, $data) == 0 or die "exploreval-enter: capset: $!\n";
+syscall($prctl, 47, 4, 0, 0, 0);
+for my $c (0 .. $last) {
+    next unless $kept[$c];
+    syscall($prctl, 47, 2, $c, 0, 0) == 0 or die "exploreval-enter: ambient: $!\n";
+}
+syscall($prctl, 38, 1, 0, 0, 0) == 0 or die "exploreval-enter: no_new_privs: $!\n";
+%ENV = map { split(/=/, $_, 2) } splice(@ARGV, 0, $n);
+exec { $ARGV[0] } @ARGV or die "exploreval-enter: $ARGV[0]: $!\n";
+"""
+#: (prctl, capset) system call numbers per machine.
+_CALLS = {"x86_64": (157, 126), "aarch64": (167, 91)}
 
 
 def enter_argv(
@@ -138,31 +176,24 @@ def enter_argv(
     timeout: float | None,
     many_users: bool,
     bare: bool,
-    numbered_caps: bool = False,
+    env: dict[str, str],
 ) -> list[str]:
     """``argv`` run inside every namespace of the sandbox ``pid``, as its root user without any
-    capability, under its rlimits (and a kill after ``timeout`` seconds). A many-user root keeps
-    Docker's capabilities, as ``docker exec`` does.
+    capability, with ``env``, under its rlimits (and a kill after ``timeout`` seconds). A
+    many-user root keeps Docker's capabilities, as ``docker exec`` does.
 
-    ``bare``: the image has no ``setpriv``/``env -C``/``timeout`` of its own (:func:`bare_root`);
-    nsenter then sets the directory itself and the command keeps what root holds in the
-    sandbox's user namespace (its capabilities there, never on the host), as ``docker exec``
-    keeps a container's; the caller kills it after ``timeout``. ``numbered_caps``: the image's
-    setpriv cannot say "all" (:func:`old_setpriv`)."""
-    enter = [*prlimit, "nsenter", "--target", str(pid), "--all", "--root"]
-    if bare:
-        return [*enter, f"--wdns={cwd}", "--setuid", "0", "--setgid", "0", "--", *argv]
-    caps = "-all"
-    if numbered_caps:  # every capability of this kernel, by number (:func:`old_setpriv`)
-        caps = ",".join(f"-cap_{number}" for number in range(_cap_last_cap() + 1))
-    if many_users:
-        caps += "".join(f",+{c.removeprefix('CAP_').lower()}" for c in DOCKER_CAPS)
-    command = [
-        *enter, "--setuid", "0", "--setgid", "0", "--",
-        "setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}",
-        f"--bounding-set={caps}", "--no-new-privs", "--",
-        "/usr/bin/env", "-C", cwd, "--",
-    ]  # fmt: skip
-    if timeout is not None:
+    Nothing of the sandbox runs before the capabilities are gone: the sandbox's root user may
+    have replaced any of its programs (``setpriv``, ``env``, the loader), and joining its user
+    namespace gives a process every capability there (:data:`_ENTER`). ``bare``: the image has
+    no ``timeout`` of its own (:func:`bare_root`); the caller kills the command after
+    ``timeout``."""
+    prctl, capset = _CALLS.get(platform.machine(), _CALLS["x86_64"])
+    keep = sum(1 << CAP_NUMBERS[c] for c in DOCKER_CAPS) if many_users else 0
+    items = [f"{key}={value}" for key, value in env.items()]
+    enter = [*prlimit, "nsenter", "--target", str(pid), "--all", "--root=/", "--wd=/"]
+    enter += ["--setuid", "0", "--setgid", "0", "--", "/usr/bin/perl", "-e", _ENTER]
+    caps = [str(keep & 0xFFFFFFFF), str(keep >> 32), str(_cap_last_cap()), str(prctl), str(capset)]
+    command = [*enter, f"/proc/{pid}/root", cwd, *caps, str(len(items)), *items]
+    if timeout is not None and not bare:
         command += ["timeout", "-s", "KILL", f"{max(timeout, 0.01):.3f}"]
     return command + argv

@@ -106,6 +106,8 @@ class SandboxConfig(BaseModel):
     max_output_bytes: int = Field(default=10_000, ge=100)
     #: Record what the pane showed for an asciinema cast v2 file.
     record_cast: bool = True
+    #: The cast's events are at most this many bytes (``._cast``: the rest is counted, marked).
+    max_cast_bytes: int = Field(default=4_000_000, ge=1000)
     #: Watch the work dir with inotify for file-access evidence.
     watch_files: bool = True
     #: Give the sandbox a writable /logs (Harbor tasks write /logs/verifier/reward.txt).

@@ -7,7 +7,8 @@ that needs more users (``useradd``, ``su``, ``sshd``, ``chown`` to another user:
 to the lease's subordinate range (``._limits.SUBID_BASE``: ids no user of this machine has), and
 its root gets Docker's default capabilities *inside that namespace* (``DOCKER_CAPS``). This run
 is host root, so it writes the maps itself, as ``newuidmap`` (Debian's ``uidmap``) does for an
-unprivileged user.
+unprivileged user, and sets the namespace's ``user.max_user_namespaces`` to 0: nothing inside
+can make a nested user namespace (whose root would own fresh IPC and mount namespaces).
 
 What holds, and why: a capability in a user namespace acts only on what that namespace owns.
 Files whose owner is not mapped (the host's, and the image's read-only lower layer is an idmapped
@@ -33,10 +34,33 @@ from exploreval.core import spawn_tied
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._rootfs import id_map
 
-#: What a Docker container's root may do (Docker's default capability set).
+#: What a Docker container's root may do: Docker's default capability set but ``CAP_NET_RAW``
+#: (as Podman's): a packet socket writes frames to the user-mode stack's interface past every
+#: route, so the host's own addresses would be reachable again (:mod:`._host_bounds`). Ping
+#: works without it (``ping_group_range`` is open in the sandbox's network).
 DOCKER_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",
-               "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
+               "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
                "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE")  # fmt: skip
+#: Capability numbers (linux/capability.h) of :data:`DOCKER_CAPS`.
+CAP_NUMBERS = {
+    "CAP_CHOWN": 0,
+    "CAP_DAC_OVERRIDE": 1,
+    "CAP_FOWNER": 3,
+    "CAP_FSETID": 4,
+    "CAP_KILL": 5,
+    "CAP_SETGID": 6,
+    "CAP_SETUID": 7,
+    "CAP_SETPCAP": 8,
+    "CAP_NET_BIND_SERVICE": 10,
+    "CAP_NET_RAW": 13,
+    "CAP_SYS_CHROOT": 18,
+    "CAP_MKNOD": 27,
+    "CAP_AUDIT_WRITE": 29,
+    "CAP_SETFCAP": 31,
+}
+#: Written in the namespace by the host (who alone holds ``CAP_SYS_RESOURCE`` there): no user
+#: namespace can be made inside it, as bwrap's ``--disable-userns`` does for one uid.
+_NO_NESTED = "echo 0 > /proc/sys/user/max_user_namespaces"
 
 
 class ManyUsers:
@@ -83,6 +107,19 @@ class ManyUsers:
                 finally:
                     os.close(fd)
             self.fd = os.open(f"/proc/{holder.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+            user_ns = f"--user=/proc/{holder.pid}/ns/user"
+            done = subprocess.run(
+                ["nsenter", user_ns, "--", "/bin/sh", "-c", _NO_NESTED],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=10,
+            )
+            if done.returncode != 0:
+                raise SandboxError(
+                    "the user namespace of a many-user root could not be closed to nested "
+                    f"ones: {done.stderr.strip()}"
+                )
         finally:
             with contextlib.suppress(OSError):
                 if holder.stdin is not None:
