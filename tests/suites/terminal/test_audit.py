@@ -18,8 +18,21 @@ from exploreval.suites.terminal._audit import (
     VerificationAudit,
     agent_files_in_dir,
     audit_trace,
-    is_code_path,
-    pth_runs_code,
+)
+from exploreval.suites.terminal._reads import (
+    COUNTED,
+    DATA,
+    LIBRARY,
+    METADATA,
+    PYTHON_SCRIPT,
+    PYTHON_STARTUP,
+    SHELL_READ,
+    SHELL_SCRIPT,
+    SYSTEM,
+    TOOL_READ,
+    python_script,
+    role,
+    shell_script,
 )
 from exploreval.suites.terminal._trace import EXEC, OPEN, WRITE, Trace, TracedProcess, TraceEvent
 from exploreval.suites.terminal._view import SandboxView, list_in_root, read_in_root
@@ -37,7 +50,9 @@ class Recorder:
         self.seq = 0
         self.inode = 1000
 
-    def _event(self, pid: int, kind: int, path: str, ino: int | None = None) -> int:
+    def _event(
+        self, pid: int, kind: int, path: str, ino: int | None = None, **captured: object
+    ) -> int:
         self.seq += 1
         seen = pid
         while seen not in self.trace.processes and seen != 1:  # ancestors too, as the tracer
@@ -47,11 +62,13 @@ class Recorder:
         if ino is None:
             self.inode += 1
             ino = self.inode
-        self.trace.events.append(TraceEvent(self.seq, pid, kind, path, 1, ino, False))
+        event = TraceEvent(self.seq, pid, kind, path, 1, ino, False, **captured)  # type: ignore[arg-type]
+        self.trace.events.append(event)
         return ino
 
-    def open(self, pid: int, path: str, ino: int | None = None) -> int:
-        return self._event(pid, OPEN, path, ino)
+    def open(self, pid: int, path: str, ino: int | None = None, **captured: object) -> int:
+        """An open; ``captured``: what the tracer read of the file then (digest, head, argv)."""
+        return self._event(pid, OPEN, path, ino, **captured)
 
     def exec(self, pid: int, path: str) -> int:
         return self._event(pid, OPEN | EXEC, path)
@@ -74,9 +91,19 @@ def _view(tmp_path: Path, agent: set[str]) -> SandboxView:
     return SandboxView(root=tmp_path, mounts=[("/tests", tests)], agent_paths=agent)
 
 
-def _audit(rec: Recorder, view: SandboxView, sessions: set[int] | None = None) -> VerificationAudit:
-    return audit_trace(rec.trace, view, roots={BWRAP, PID1},
-                       session_pids={PYTEST} if sessions is None else sessions)  # fmt: skip
+def _audit(
+    rec: Recorder,
+    view: SandboxView,
+    sessions: set[int] | None = None,
+    reward: tuple[int, int] | None = None,
+) -> VerificationAudit:
+    return audit_trace(
+        rec.trace,
+        view,
+        roots={BWRAP, PID1},
+        session_pids={PYTEST} if sessions is None else sessions,
+        reward=reward,
+    )
 
 
 def test_agent_code_before_the_tests_began_is_a_violation_and_after_it_is_the_subject(
@@ -174,9 +201,9 @@ def test_the_reward_and_the_tests_may_only_be_written_by_the_verifiers_processes
     rec.exec(SERVER, "/usr/bin/python3.11")
     rec.open(SERVER, "/app/server.py")  # the agent's server, started by the test script
     rec.write(SERVER, "/tests/test_outputs.py")
-    rec.write(SERVER, "/logs/verifier/reward.txt")
+    reward = rec.write(SERVER, "/logs/verifier/reward.txt")
     rec.write(SHELL, "/logs/verifier/ctrf.json")
-    audit = _audit(rec, _view(tmp_path, {"/app/server.py"}), sessions=set())
+    audit = _audit(rec, _view(tmp_path, {"/app/server.py"}), sessions=set(), reward=(1, reward))
     assert any("copy of the tests" in v for v in audit.violations)
     assert any("reward file" in v for v in audit.violations)
     assert "/tests/test_outputs.py" in audit.files and "/app/server.py" in audit.files
@@ -211,19 +238,197 @@ def test_an_incomplete_trace_never_resolves(tmp_path: Path) -> None:
     ]
 
 
-def test_a_pth_counts_as_code_only_with_an_import_line(tmp_path: Path) -> None:
+def test_every_pth_of_the_agents_is_python_start_up_whatever_it_holds_after_the_run(
+    tmp_path: Path,
+) -> None:
+    """A path-only ``.pth`` extends ``sys.path`` (an archive with a data-like name can follow);
+    one with an ``import`` line may rewrite itself into a comment once it has run. Both are
+    Python's start-up configuration: counted by what they are, never by what is left."""
     site = tmp_path / "usr/lib/python3/dist-packages"
     site.mkdir(parents=True)
-    (site / "paths.pth").write_text("/opt/somewhere\n")
-    (site / "hook.pth").write_text("import os; os.system('true')\n")
+    (site / "paths.pth").write_text("/srv/data\n")
+    (site / "hook.pth").write_text("# nothing here now\n")  # what the host would read after
     rec = Recorder()
     rec.start_session()
     rec.open(PYTEST, "/usr/lib/python3/dist-packages/paths.pth")
-    rec.open(PYTEST, "/usr/lib/python3/dist-packages/hook.pth")
+    rec.open(PYTEST, "/usr/lib/python3/dist-packages/hook.pth", head=b"import forcer\n", digest="x")
     audit = _audit(rec, _view(tmp_path, {"/usr/lib/python3/dist-packages/paths.pth",
                                          "/usr/lib/python3/dist-packages/hook.pth"}))  # fmt: skip
-    assert audit.files == ["/usr/lib/python3/dist-packages/hook.pth"]
-    assert pth_runs_code("import sys\n") and not pth_runs_code("# import sys\n/x\n")
+    assert audit.files == [
+        "/usr/lib/python3/dist-packages/paths.pth",
+        "/usr/lib/python3/dist-packages/hook.pth",
+    ]
+    assert any(PYTHON_STARTUP in r for r in audit.agent_reads)
+
+
+def test_an_archive_with_a_data_like_name_is_code_by_its_content(tmp_path: Path) -> None:
+    rec = Recorder()
+    rec.start_session()
+    rec.open(PYTEST, "/srv/data.bin", head=b"PK\x03\x04rest", digest="x")
+    rec.open(PYTEST, "/srv/notes.bin", head=b"plain words", digest="y")
+    audit = _audit(rec, _view(tmp_path, {"/srv/data.bin", "/srv/notes.bin"}))
+    assert audit.files == ["/srv/data.bin"]
+
+
+def test_a_package_managers_configuration_is_its_code(tmp_path: Path) -> None:
+    """apt reads a hook from ``apt.conf.d`` (a command string, run by a shell it starts: no file
+    of the agent's is executed); what that shell writes where pytest collects is the agent's."""
+    apt, hook = 106, 107
+    rec = Recorder()
+    rec.chain.update({apt: SHELL, hook: apt})
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(apt, "/usr/bin/apt-get")
+    rec.open(apt, "/var/lib/dpkg/status")  # the package database: data
+    rec.open(apt, "/etc/apt/apt.conf.d/99hook")
+    rec.exec(hook, "/usr/bin/sh")
+    conftest = rec.write(hook, "/tests/conftest.py")
+    rec.exec(UV, "/root/.local/bin/uv")
+    rec.exec(PYTEST, "/usr/bin/python3.11")
+    rec.open(PYTEST, "/tests/conftest.py", conftest)
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/etc/apt/apt.conf.d/99hook", "/var/lib/dpkg/status"}))
+    assert any("copy of the tests" in v for v in audit.violations), audit.violations
+    assert "/etc/apt/apt.conf.d/99hook" in audit.violations[0]
+    assert any(f"99hook: {TOOL_READ} (/usr/bin/apt-get)" in r for r in audit.agent_reads)
+    assert any(f"status: {DATA}" in r for r in audit.agent_reads)
+
+
+def test_a_file_a_shell_sources_is_code_whatever_its_name(tmp_path: Path) -> None:
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.open(SHELL, "/app/.venv/bin/activate")
+    rec.exec(UV, "/root/.local/bin/uv")
+    rec.exec(PYTEST, "/usr/bin/python3.11")
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/app/.venv/bin/activate"}))
+    assert any("started a pytest session" in v and "activate" in v for v in audit.violations)
+
+
+def test_configuration_the_verifiers_chain_reads_is_named_at_once(tmp_path: Path) -> None:
+    """apt reads an agent's ``apt.conf.d`` file and nothing comes of it that the tests load:
+    the read alone is the violation, naming the file and the program (a gold that configures a
+    package manager its tests then use gets a verdict that says so)."""
+    apt = 106
+    rec = Recorder()
+    rec.chain[apt] = SHELL
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(apt, "/usr/bin/apt-get")
+    rec.open(apt, "/etc/apt/sources.list.d/mirror.list")
+    rec.start_session()
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/etc/apt/sources.list.d/mirror.list"}))
+    direct = [v for v in audit.violations if "verification's own chain" in v]
+    assert direct and "/usr/bin/apt-get" in direct[0] and "mirror.list" in direct[0], direct
+    assert audit.files == ["/etc/apt/sources.list.d/mirror.list"]
+
+
+def test_what_the_tests_run_may_read_the_agents_shell_files_as_their_subject(
+    tmp_path: Path,
+) -> None:
+    """A test runs ``bash -c 'source /app/env.sh'``: the shell is the tests' subject (started by
+    the session after its tests began), not the verifier's chain. The same file sourced by the
+    test script's own shell before pytest is a violation."""
+    child = 108
+    rec = Recorder()
+    rec.chain[child] = PYTEST
+    rec.start_session()
+    rec.open(PYTEST, MARKER)
+    rec.exec(child, "/usr/bin/bash")
+    rec.open(child, "/app/env.sh", argv=("bash", "-c", "source /app/env.sh"), cwd="/app")
+    audit = _audit(rec, _view(tmp_path, {"/app/env.sh"}))
+    assert audit.violations == []
+    assert any(f"env.sh: {SHELL_READ}" in r for r in audit.agent_reads), audit.agent_reads
+
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.open(SHELL, "/app/env.sh", argv=("bash", "/tests/run-tests.sh"), cwd="/app")
+    rec.start_session()
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/app/env.sh"}))
+    assert any("own chain" in v and "env.sh" in v for v in audit.violations), audit.violations
+
+
+def test_a_checker_that_reads_the_agents_output_may_write_the_reward(tmp_path: Path) -> None:
+    """A Harbor script's Python checker reads the agent's output file (data) and writes the
+    reward: the verifier's own work. The same checker run *as* the agent's script is not."""
+    checker = 108
+    rec = Recorder()
+    rec.chain[checker] = SHELL
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(checker, "/usr/bin/python3.11")
+    rec.open(checker, "/app/answer.json", head=b"{}", digest="d", argv=("python3", "-c", "..."))
+    reward = rec.write(checker, "/logs/verifier/reward.txt")
+    audit = _audit(rec, _view(tmp_path, {"/app/answer.json"}), sessions=set(), reward=(1, reward))
+    assert audit.violations == [] and audit.reward_writer == "/usr/bin/python3.11"
+    rec = Recorder()
+    rec.chain[checker] = SHELL
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(checker, "/usr/bin/python3.11")
+    rec.open(
+        checker, "/app/check", head=b"print(1)", digest="d", argv=("python3", "check"), cwd="/app"
+    )
+    reward = rec.write(checker, "/logs/verifier/reward.txt")
+    audit = _audit(rec, _view(tmp_path, {"/app/check"}), sessions=set(), reward=(1, reward))
+    assert any("reward file" in v and "/app/check" in v for v in audit.violations)
+
+
+def test_the_reward_is_judged_by_its_inode_not_its_name(tmp_path: Path) -> None:
+    """The agent's program writes ``r1`` and renames (or links) it to ``reward.txt``: the file
+    the host reads was written by agent code, whatever name it had then. A reward file no
+    process of the run wrote is not the verification's."""
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.write(SHELL, "/logs/verifier/reward.txt")  # the honest "0" the script wrote first
+    rec.exec(SERVER, "/usr/bin/python3.11")
+    rec.open(SERVER, "/app/hello.py")
+    forged = rec.write(SERVER, "/logs/verifier/r1")
+    audit = _audit(rec, _view(tmp_path, {"/app/hello.py"}), sessions=set(), reward=(1, forged))
+    assert any("reward file was written by" in v and "hello.py" in v for v in audit.violations)
+    audit = _audit(rec, _view(tmp_path, {"/app/hello.py"}), sessions=set(), reward=(1, 99999))
+    assert any("not written during the verification" in v for v in audit.violations)
+
+
+def test_a_file_once_written_by_agent_code_stays_derived(tmp_path: Path) -> None:
+    """Writes are traced as they happen: the first write of a process that ran agent code makes
+    the file derived from then on, even if a clean process writes it again later (an append to
+    a module does not clean it)."""
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(SERVER, "/usr/bin/python3.11")
+    rec.open(SERVER, "/app/server.py")
+    module = rec.write(SERVER, "/opt/exploreval-venv/lib/python3.11/site-packages/_pytest/x.py")
+    rec.exec(UV, "/root/.local/bin/uv")
+    rec.write(UV, "/opt/exploreval-venv/lib/python3.11/site-packages/_pytest/x.py", module)
+    rec.exec(PYTEST, "/usr/bin/python3.11")
+    rec.open(PYTEST, "/opt/exploreval-venv/lib/python3.11/site-packages/_pytest/x.py", module)
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/app/server.py"}))
+    assert any("before its tests began" in v for v in audit.violations), audit.violations
+
+
+def test_pip_reads_the_agents_metadata_as_data_and_anything_else_as_its_input(
+    tmp_path: Path,
+) -> None:
+    pip = 109
+    site = "/usr/local/lib/python3.11/site-packages"
+    rec = Recorder()
+    rec.chain[pip] = SHELL
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(pip, "/usr/local/bin/python3.11")
+    rec.open(pip, f"{site}/pip/__init__.py")
+    rec.open(pip, f"{site}/numpy-2.0.dist-info/METADATA")
+    written = rec.write(pip, f"{site}/pytest/__init__.py")
+    rec.exec(PYTEST, "/usr/bin/python3.11")
+    rec.open(PYTEST, f"{site}/pytest/__init__.py", written)
+    rec.open(PYTEST, MARKER)
+    agent = {f"{site}/numpy-2.0.dist-info/METADATA", "/app/requirements.txt"}
+    assert _audit(rec, _view(tmp_path, agent)).violations == []
+    rec.open(pip, "/app/requirements.txt")
+    rec.write(pip, f"{site}/pluggy/__init__.py")
+    assert any(
+        f"requirements.txt: {TOOL_READ}" in r
+        for r in _audit(rec, _view(tmp_path, agent)).agent_reads
+    )
 
 
 def test_an_agent_file_renamed_or_deleted_as_it_runs_is_known_by_its_identity(
@@ -263,12 +468,51 @@ def test_a_file_written_by_agent_code_and_read_before_the_tests_began_counts_wha
     assert audit.files == ["/tmp/innocent.dat"]
 
 
-def test_code_paths() -> None:
-    assert all(is_code_path(p) for p in ("/a/x.py", "/a/__pycache__/x.cpython-311.pyc",
-                                         "/l/libz.so.1.2.13", "/l/x.so", "/s/x.pth", "/u/x.zip",
-                                         "/etc/ld.so.preload", "/t/run.sh"))  # fmt: skip
-    assert not any(is_code_path(p) for p in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/a/x.txt",
-                                             "/a/METADATA", "/a/x.json", "/a/x.soup"))  # fmt: skip
+def test_roles() -> None:
+    other: set[str] = set()
+    python, shell, tool = {"python"}, {"shell"}, {"tool"}
+    assert role("/a/x.py", kinds=python) in COUNTED and role("/a/x.py", kinds=other) == DATA
+    assert role("/l/libz.so.1.2.13", kinds=other) == LIBRARY
+    assert role("/a/data.bin", kinds=other, head=b"\x7fELF....") == LIBRARY
+    assert role("/c/pkg.deb", kinds=tool, head=b"!<arch>\ndebian") == LIBRARY
+    assert role("/etc/ld.so.preload", kinds=other) == LIBRARY
+    assert role("/etc/ld.so.cache", kinds=shell) == SYSTEM
+    assert role("/etc/passwd", kinds=tool) == SYSTEM
+    assert role("/a/x.txt", kinds=shell) == SHELL_READ
+    assert role("/app/run", kinds=shell, argv=("bash", "-e", "run"), cwd="/app") == SHELL_SCRIPT
+    assert SHELL_SCRIPT in COUNTED
+    # the opener exec'd another program before the host read its command line: what it ran
+    # cannot be told, so it counts as its script (code), never as data or configuration
+    moved_on = ("python3", "-m", "http.server")
+    assert role("/app/start", kinds=shell, argv=moved_on, cwd="/app") == SHELL_SCRIPT
+    assert role("/app/check", kinds=python, argv=("sh", "-c", "x"), cwd="/") == PYTHON_SCRIPT
+    assert role("/s/a-1.dist-info/entry_points.txt", kinds=python) == METADATA
+    assert role("/s/a-1.dist-info/entry_points.txt", kinds=tool) == METADATA
+    assert role("/etc/apt/apt.conf.d/99x", kinds=tool) == TOOL_READ
+    assert role("/var/lib/dpkg/status", kinds=tool) == DATA
+    assert role("/v/pyvenv.cfg", kinds=python) == PYTHON_STARTUP
+    assert role("/app/check", kinds=python, argv=("python3", "-u", "check"), cwd="/app") == (
+        PYTHON_SCRIPT
+    )
+    assert role("/app/check", kinds=python, argv=("python3", "-c", "x"), cwd="/app") == DATA
+
+
+def test_the_script_a_python_command_line_runs() -> None:
+    assert python_script(("python3", "x.py", "--flag"), "/app") == "/app/x.py"
+    assert python_script(("python3", "-W", "ignore", "-X", "dev", "/t/run"), "/") == "/t/run"
+    assert python_script(("python3", "-m", "pytest", "a.py"), "/") == ""
+    assert python_script(("python3", "-c", "print(1)", "a.py"), "/") == ""
+    assert python_script(("python3", "-cprint(1)"), "/") == ""
+    assert python_script(("python3",), "/") == ""
+
+
+def test_the_script_a_shell_command_line_runs() -> None:
+    assert shell_script(("bash", "run.sh", "arg"), "/app") == "/app/run.sh"
+    assert shell_script(("bash", "-e", "-o", "pipefail", "/t/run.sh"), "/") == "/t/run.sh"
+    assert shell_script(("bash", "-c", "source x", "name"), "/") == ""
+    assert shell_script(("sh", "-ec", "true"), "/") == ""
+    assert shell_script(("bash", "-s"), "/") == ""
+    assert shell_script(("bash",), "/") == ""
 
 
 def test_the_host_reads_the_sandbox_s_files_without_following_links_out(tmp_path: Path) -> None:

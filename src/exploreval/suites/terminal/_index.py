@@ -87,7 +87,7 @@ class IndexCheck:
         self.index_url = index_url.rstrip("/")
         self.timeout = timeout
         self._records: dict[str, dict[str, str]] = {}  # site dir -> {relpath: dist-info}
-        self._answers: dict[str, bool] = {}
+        self._answers: dict[tuple[str, str], bool] = {}
         self._wheels: dict[tuple[str, str], dict[str, str] | None] = {}
         self._wheel_meta: dict[tuple[str, str], bytes] = {}
         self._entry_points: dict[tuple[str, str], str] = {}
@@ -97,17 +97,22 @@ class IndexCheck:
         self.offline = False
 
     # -- the question -----------------------------------------------------------------------
-    def genuine(self, path: str, site_dirs: set[str]) -> bool:
-        """``path`` (an agent-written file) is a test tool's file as the index ships it."""
-        if path in self._answers:
-            return self._answers[path]
+    def genuine(
+        self, path: str, site_dirs: set[str], captured: tuple[str, bytes] | None = None
+    ) -> bool:
+        """``path`` (an agent-written file) is a test tool's file as the index ships it.
+        ``captured``: (digest, first bytes) of what it held when it was opened (the trace's);
+        without it the file is read now."""
+        key = (path, captured[0] if captured else "")
+        if key in self._answers:
+            return self._answers[key]
         answer = False
         with contextlib.suppress(OSError, ValueError, zipfile.BadZipFile, KeyError):
-            answer = self._check(path, site_dirs)
-        self._answers[path] = answer
+            answer = self._check(path, site_dirs, captured)
+        self._answers[key] = answer
         return answer
 
-    def _check(self, path: str, site_dirs: set[str]) -> bool:
+    def _check(self, path: str, site_dirs: set[str], captured: tuple[str, bytes] | None) -> bool:
         owner = self._owner(path, site_dirs)
         if owner is None:
             return False
@@ -115,14 +120,18 @@ class IndexCheck:
         name, _, version = dist_info[: -len(".dist-info")].partition("-")
         if normalize(name) not in self.tools(site_dirs):
             return False
-        data = self.view.read(path, _MAX_WHEEL_BYTES)
-        if data is None:
-            return False
+        if captured is not None:
+            digest, data = captured
+        else:
+            read = self.view.read(path, _MAX_WHEEL_BYTES)
+            if read is None:
+                return False
+            digest, data = _digest(read), read
         record = self._wheel_record(name, version)
         if record is None:
             return False
         if rel in record:
-            return record[rel] == _digest(data)
+            return record[rel] == digest
         if posixpath.dirname(path).endswith("/bin"):  # a console script the installer wrote
             match = _LAUNCHER.match(data)
             return match is not None and self._declares(

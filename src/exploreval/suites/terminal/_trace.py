@@ -3,19 +3,38 @@
 The verdict must not depend on what the test process says about itself: code the agent planted
 could run inside it and say anything. So the host watches the verification's file systems with
 fanotify (the kernel's file-access notification; root only) while the test command runs, and
-records every file a process of the verification **opened**, **executed** or **wrote**, with the
-process's host pid. Which process started which is read from ``/proc`` the first time a pid is
-seen (a process is seen at once: the kernel reports the executable it runs), so the chain of
-programs that started a pytest session is known even after they exit.
+records every file a process of the verification **opened**, **executed**, **wrote** or listed
+(a directory), with the process's host pid. Which process started which is read from ``/proc``
+the first time a pid is seen (a process is seen at once: the kernel reports the executable it
+runs), so the chain of programs that started a pytest session is known even after they exit.
+
+**Judged by content, read as early as the kernel allows.** For a file of interest (the
+agent's, or one written during the run) the host reads, as it takes the open from the queue,
+what the file holds: its SHA-256 and its first bytes (:class:`TraceEvent` ``digest`` and
+``head``), through the descriptor the kernel hands with the event, which holds the very inode
+that was opened (a rename or delete after the open changes nothing). Nothing is read back by
+name after the run. Opens are *notifications*, not permission events: a permission event makes
+the opener wait for the host, and a host that opens files on a watched file system itself (an
+overlay's file opens the one beneath it) can then wait on its own answer, which leaves the
+sandbox's processes in an uninterruptible sleep. So between the open and the host's read the
+file could change: every change is traced (each modification and truncation, not only the
+close), and an open followed by a change of the same inode is marked ``rewritten``: what was
+read then cannot be named, so the audit trusts none of it (a ``.pth`` that turns itself into a
+comment, or into a genuine one, once loaded). Writes are traced as they happen, so a file a
+process keeps open and writes to is known as written from its first write. Only writes through
+a shared memory mapping raise no event (documented in docs/terminal.md).
 
 This module only records; :mod:`._audit` decides what the record means.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import ctypes
+import dataclasses
 import errno
+import hashlib
 import os
 import select
 import socket
@@ -40,7 +59,9 @@ _LIBC.fanotify_mark.restype = ctypes.c_int
 _FAN_CLOEXEC, _FAN_NONBLOCK = 0x1, 0x2
 _FAN_UNLIMITED_QUEUE, _FAN_UNLIMITED_MARKS = 0x10, 0x20
 _FAN_MARK_ADD, _FAN_MARK_FILESYSTEM = 0x1, 0x100
-_FAN_CLOSE_WRITE, _FAN_OPEN, _FAN_OPEN_EXEC = 0x8, 0x20, 0x1000
+_FAN_MODIFY, _FAN_CLOSE_WRITE = 0x2, 0x8
+_FAN_OPEN, _FAN_OPEN_EXEC = 0x20, 0x1000
+_FAN_ONDIR = 0x40000000
 _FAN_Q_OVERFLOW = 0x4000
 _AT_FDCWD = -100
 _METADATA = struct.Struct("IBBHQii")  # struct fanotify_event_metadata
@@ -54,8 +75,12 @@ _CN_MSG = struct.Struct("IIIIHH")
 _PROC_EVENT = struct.Struct("IIQ")
 _FORK = struct.Struct("iiii")
 
-#: Event kinds (bit flags: one open can be both an open and an exec).
-OPEN, EXEC, WRITE = 1, 2, 4
+#: Event kinds (bit flags). ``LIST``: a directory was opened (listed or searched).
+OPEN, EXEC, WRITE, LIST = 1, 2, 4, 8
+#: How much of a file of interest is kept at the moment it is opened (its digest covers it all).
+HEAD_BYTES = 1 << 20
+#: A file larger than this is digested only up to it (``digest`` then says ``partial``).
+DIGEST_BYTES = 256 << 20
 #: A verification that makes more distinct events than this is not trusted (recorded as
 #: ``overflow``): the record would no longer say everything that happened.
 MAX_EVENTS = 400_000
@@ -77,6 +102,16 @@ class TraceEvent:
     dev: int
     ino: int
     executable: bool  # the file has an execute bit (scripts run by path need one)
+    #: For a file of interest (the agent's, or written during the run), what it held at the
+    #: moment this process opened it: ``sha256=`` + urlsafe base64 (as a wheel's RECORD writes
+    #: it), its first :data:`HEAD_BYTES`, and the opener's command line and working directory.
+    digest: str = ""
+    head: bytes = b""
+    argv: tuple[str, ...] = ()
+    cwd: str = ""
+    #: The inode changed after this open (or with it, in one merged event) before or while it
+    #: was read: ``digest`` may not be what the opener read.
+    rewritten: bool = False
 
 
 @dataclass(slots=True)
@@ -133,9 +168,16 @@ class FileTracer:
     """fanotify over a set of file systems, read by a thread until :meth:`stop`.
 
     ``ignore_pids``: processes whose accesses are not recorded (the host itself prepares and
-    reads the verification's files; it is not part of what the verification ran)."""
+    reads the verification's files; it is not part of what the verification ran).
+    ``interesting``: (device, inode) of the files whose content is captured when opened (the
+    agent's files); every file written during the run is added as it is written."""
 
-    def __init__(self, *, ignore_pids: set[int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        ignore_pids: set[int] | None = None,
+        interesting: set[tuple[int, int]] | None = None,
+    ) -> None:
         self._fd = _LIBC.fanotify_init(
             _FAN_CLOEXEC | _FAN_NONBLOCK | _FAN_UNLIMITED_QUEUE | _FAN_UNLIMITED_MARKS,
             os.O_RDONLY | os.O_LARGEFILE | os.O_CLOEXEC,
@@ -150,10 +192,17 @@ class FileTracer:
         self.trace = Trace()
         self._ignore = set(ignore_pids or ()) | {os.getpid()}
         self._seq = 0
-        self._seen: set[tuple[int, int, int, int]] = set()
+        self._seen: set[tuple[int, int, int, int, int]] = set()
         #: (pid, dev, ino) -> index of the latest write kept: a process's first and latest write
         #: of a file are kept (what it wrote before and after it ran anything else).
         self._last_write: dict[tuple[int, int, int], int] = {}
+        self.interesting: set[tuple[int, int]] = set(interesting or ())
+        #: (dev, ino) -> how many times it was written: an open after a write is a new event.
+        self._version: dict[tuple[int, int], int] = {}
+        #: pid -> (command line, working directory) read at its latest exec.
+        self._commands: dict[int, tuple[tuple[str, ...], str]] = {}
+        #: (dev, ino) -> indexes of the captured opens of it since its latest write.
+        self._captured_opens: dict[tuple[int, int], list[int]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -161,7 +210,7 @@ class FileTracer:
 
     def mark(self, path: Path) -> None:
         """Watch the whole file system that ``path`` is on (every mount of it)."""
-        mask = _FAN_OPEN | _FAN_OPEN_EXEC | _FAN_CLOSE_WRITE
+        mask = _FAN_OPEN | _FAN_OPEN_EXEC | _FAN_MODIFY | _FAN_CLOSE_WRITE | _FAN_ONDIR
         if (
             _LIBC.fanotify_mark(
                 self._fd, _FAN_MARK_ADD | _FAN_MARK_FILESYSTEM, mask, _AT_FDCWD, bytes(path)
@@ -258,32 +307,73 @@ class FileTracer:
             try:
                 if pid not in self._ignore:
                     self._record(fd, pid, mask)
+            except Exception:  # noqa: BLE001 - one unreadable event never stops the trace
+                self.trace.unreadable += 1
             finally:
                 os.close(fd)
 
     def _record(self, fd: int, pid: int, mask: int) -> None:
+        """Record the event (``fd`` holds the inode it is about)."""
         kind = (OPEN if mask & _FAN_OPEN else 0) | (EXEC if mask & _FAN_OPEN_EXEC else 0)
-        kind |= WRITE if mask & _FAN_CLOSE_WRITE else 0
+        kind |= WRITE if mask & (_FAN_CLOSE_WRITE | _FAN_MODIFY) else 0
         try:
             st = os.fstat(fd)
+        except OSError:
+            self.trace.unreadable += 1
+            return
+        identity = (st.st_dev, st.st_ino)
+        if stat.S_ISDIR(st.st_mode):
+            kind = LIST if kind & OPEN else 0
+        elif not stat.S_ISREG(st.st_mode):
+            return  # devices, pipes: never code, never a result
+        if not kind:
+            return
+        if kind & WRITE:
+            self.interesting.add(identity)
+            self._version[identity] = self._version.get(identity, 0) + 1
+            # what was opened before this change (or in the same merged event) was read by
+            # the host after the opener: its capture may not be what the opener read
+            for index in self._captured_opens.pop(identity, ()):
+                self.trace.events[index] = dataclasses.replace(
+                    self.trace.events[index], rewritten=True
+                )
+        key = (
+            pid,
+            kind,
+            st.st_dev,
+            st.st_ino,
+            0 if kind & WRITE else self._version.get(identity, 0),
+        )
+        if key in self._seen and not kind & WRITE:
+            return
+        try:
             path = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             self.trace.unreadable += 1
             return
-        if not stat.S_ISREG(st.st_mode):
-            return  # directories, devices: never code, never a result
         self._note_process(pid)
-        key = (pid, kind, st.st_dev, st.st_ino)
-        if key in self._seen and not kind & WRITE:
-            return
+        if kind & EXEC:  # the command line of its new program, kept for when it has exited
+            found = command_of(pid)
+            if found is not None:
+                self._commands[pid] = found
         self._seq += 1
-        event = TraceEvent(self._seq, pid, kind, path, st.st_dev, st.st_ino,
-                           bool(st.st_mode & 0o111))  # fmt: skip
+        # an open and a change merged into one event: what was read cannot be named
+        unsure = bool(kind & (OPEN | EXEC) and kind & WRITE)
+        event = TraceEvent(
+            self._seq,
+            pid,
+            kind,
+            path,
+            st.st_dev,
+            st.st_ino,
+            bool(st.st_mode & 0o111),
+            rewritten=unsure,
+        )
         if key in self._seen:  # a later write of a file this process wrote before
             wkey = (pid, st.st_dev, st.st_ino)
-            index = self._last_write.get(wkey)
-            if index is not None:
-                self.trace.events[index] = event
+            last = self._last_write.get(wkey)
+            if last is not None:
+                self.trace.events[last] = event
                 return
             self._last_write[wkey] = len(self.trace.events)
         self._seen.add(key)
@@ -291,6 +381,14 @@ class FileTracer:
             self.trace.overflow = True
             return
         self.trace.events.append(event)
+        if kind & (OPEN | EXEC) and identity in self.interesting:
+            index = len(self.trace.events) - 1
+            # the opener's command line now; once it has exited, the one its latest exec had
+            command = command_of(pid) or self._commands.get(pid)
+            captured = _captured(event, fd, command)
+            self.trace.events[index] = captured
+            if not unsure:
+                self._captured_opens.setdefault(identity, []).append(index)
 
     def _note_process(self, pid: int) -> None:
         """Record ``pid`` (and, the first time, the ancestors not seen yet: a parent that never
@@ -307,6 +405,42 @@ class FileTracer:
             if not ppid or ppid in self._ignore:
                 return
             pid = ppid
+
+
+def _captured(
+    event: TraceEvent, fd: int, command: tuple[tuple[str, ...], str] | None
+) -> TraceEvent:
+    """``event`` with what its file holds now (read through the event's own descriptor), and who
+    opened it (command line, working directory: a Python interpreter's script is its code)."""
+    digest = hashlib.sha256()
+    head = b""
+    offset = 0
+    while offset < DIGEST_BYTES:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            break
+        if len(head) < HEAD_BYTES:
+            head += chunk[: HEAD_BYTES - len(head)]
+        digest.update(chunk)
+        offset += len(chunk)
+    text = "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+    if offset >= DIGEST_BYTES:
+        text = "partial:" + text
+    argv, cwd = command or ((), "")
+    return dataclasses.replace(event, digest=text, head=head, argv=argv, cwd=cwd)
+
+
+def command_of(pid: int) -> tuple[tuple[str, ...], str] | None:
+    """(command line, working directory) of ``pid`` now, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(65536)
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    if not raw:  # a zombie: its command line is gone with its memory
+        return None
+    return tuple(a.decode("utf-8", "replace") for a in raw.split(b"\0")[:-1]), cwd
 
 
 def _fork_listener() -> socket.socket | None:

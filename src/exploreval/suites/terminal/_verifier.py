@@ -47,6 +47,7 @@ from exploreval.suites.terminal._audit import (
 )
 from exploreval.suites.terminal._index import DEFAULT_INDEX, IndexCheck
 from exploreval.suites.terminal._output import bwrap_child_pid, capped_text, exit_code
+from exploreval.suites.terminal._reward_channel import read_reward_dir
 from exploreval.suites.terminal._rootfs import kill_uid, mount_overlay
 from exploreval.suites.terminal._seccomp import filter_fd
 from exploreval.suites.terminal._trace import FileTracer
@@ -283,7 +284,6 @@ async def run_verifier(
     from exploreval.suites.terminal._errors import SandboxError
     from exploreval.suites.terminal._network import SlirpNet, data_fd
     from exploreval.suites.terminal._sandbox_argv import bwrap_root_args
-    from exploreval.suites.terminal._sandbox_config import read_plain_file
 
     if not sandbox.terminated and not keep_agent:
         raise SandboxError("terminate() the agent's sandbox before verifying it")
@@ -298,7 +298,7 @@ async def run_verifier(
     vdisk = await asyncio.to_thread(prepare_disk, sandbox, harness or {}, project or {})
     view = await asyncio.to_thread(sandbox_view, sandbox, vdisk, template)
     await asyncio.to_thread(view.index_agent_files)
-    tracer = FileTracer()
+    tracer = FileTracer(interesting=set(view.agent_inodes))
     watched_trees = [vdisk / name for _path, name in PRISTINE_TREES]
     for watched in (sandbox.image_root or sandbox.disk.disk, vdisk, *watched_trees):
         if watched.is_dir() and os.path.ismount(watched):
@@ -312,6 +312,12 @@ async def run_verifier(
     err_file: IO[bytes] | None = None
     started = time.perf_counter()
     tracer.start()
+    if keep_agent:
+        # a kept process may hold a file open for writing, or mapped: whatever it writes there
+        # from now on is not seen as a write, so such a file is the agent's from the start
+        kept = await asyncio.to_thread(writable_files_of, sandbox.child_pid)
+        view.agent_inodes.update(kept)
+        tracer.interesting.update(kept)
     try:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -445,22 +451,20 @@ async def run_verifier(
         sessions = {int(e["hostpid"]) for e in events if e.get("e") == "start"}
         collected = _collected_elsewhere(events, sandbox.config.tests_dir)
         roots = {proc.pid} | ({child} if child else set())
+        reward = read_reward_dir(vdisk / "logs" / "verifier")
         index = IndexCheck(view, pristine=sandbox.disk.dir / "lower" if sandbox.image_root
                            else None, index_url=index_url, requested=tools)  # fmt: skip
         audit = await asyncio.to_thread(
             audit_trace, trace, view, roots=roots, session_pids=sessions,
             config_file=config_file, rootdir="/tests", index=index, collected=collected,
+            reward=reward.identity,
         )  # fmt: skip
+        if reward.tampered:
+            audit.violations.append(f"the reward channel was tampered with: {reward.tampered}")
         out_file.seek(0)
         err_file.seek(0)
         stdout = capped_text(out_file.read(max_output_bytes + 1), max_output_bytes)
         stderr = capped_text(err_file.read(max_output_bytes + 1), max_output_bytes)
-        reward = None
-        for name in ("reward.txt", "reward.json"):
-            data = read_plain_file(vdisk / "logs" / "verifier", name, limit=1000)
-            if data:
-                reward = data.decode("utf-8", errors="replace")
-                break
         return VerifierRun(
             returncode=None if timed_out else exit_code(returncode),
             stdout=stdout,
@@ -469,7 +473,7 @@ async def run_verifier(
             events_error=events_error,
             timed_out=timed_out,
             duration_s=time.perf_counter() - started,
-            reward_text=reward,
+            reward_text=reward.text,
             network=network,
             audit=audit,
             unresolved_hosts=net.unresolved() if net is not None else [],
@@ -491,6 +495,46 @@ async def run_verifier(
         for handle in (out_file, err_file):
             if handle is not None:
                 handle.close()
+
+
+def writable_files_of(root_pid: int) -> dict[tuple[int, int], str]:
+    """(device, inode) of every file a process of ``root_pid``'s tree holds open for writing
+    or has mapped shared and writable (``/proc/<pid>/fdinfo`` flags, ``maps``)."""
+    found: dict[tuple[int, int], str] = {}
+    pids: list[int] = []
+    queue = [root_pid]
+    while queue and len(pids) < 100_000:
+        pid = queue.pop()
+        pids.append(pid)
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with (
+                    contextlib.suppress(OSError, ValueError),
+                    open(f"/proc/{pid}/task/{tid}/children") as fh,
+                ):
+                    queue.extend(int(c) for c in fh.read().split())
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for name in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError, ValueError):
+                    with open(f"/proc/{pid}/fdinfo/{name}") as fh:
+                        flags = next(
+                            int(line.split()[1], 8) for line in fh if line.startswith("flags:")
+                        )
+                    if flags & (os.O_WRONLY | os.O_RDWR):
+                        st = os.stat(f"/proc/{pid}/fd/{name}")
+                        if stat.S_ISREG(st.st_mode):
+                            path = os.readlink(f"/proc/{pid}/fd/{name}")
+                            found[(st.st_dev, st.st_ino)] = path
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/maps") as fh:
+                lines = [line.split() for line in fh]
+            for parts in lines:
+                if len(parts) >= 6 and parts[1].startswith("rw") and parts[1][3] == "s":
+                    with contextlib.suppress(OSError):
+                        st = os.stat(f"/proc/{pid}/map_files/{parts[0]}")
+                        found[(st.st_dev, st.st_ino)] = " ".join(parts[5:])
+    return found
 
 
 def _collected_elsewhere(events: list[dict[str, Any]], tests: Path | None) -> dict[str, bytes]:
