@@ -24,6 +24,7 @@ from exploreval.suites.terminal._sealed import (
     UV_PROJECT_DIR,
     harness_files,
     image_pytest_plugins,
+    image_python_sites,
     sealed_env,
     shipped_pytest_config,
     verification_env,
@@ -265,18 +266,34 @@ def test_pip_runs_with_its_own_code_only(tmp_path: Path) -> None:
     assert run("-c", probe) == "attr loaded"
 
 
-def test_the_images_own_pytest_plugins_are_found_without_leaving_its_root(tmp_path: Path) -> None:
+def test_the_images_own_pytest_plugins_are_found_wherever_it_keeps_them(tmp_path: Path) -> None:
     root = tmp_path / "root"
     local = root / "usr/local/lib/python3.13/site-packages"
     venv = root / "app/.venv/lib/python3.12/site-packages"
     _dist(local, "pytest-asyncio")
     _dist(local, "requests", plugin=False)
     _dist(venv, "pytest_timeout")
+    # a Harbor task's own test venv: found by what the image holds, not by a list of places
+    _dist(root / "opt/verifier-venv/lib/python3.12/site-packages", "pytest-json-ctrf")
+    _dist(root / "usr/lib/python3/dist-packages", "pytest-xdist")
     _dist(tmp_path / "host" / "site-packages", "host-plugin")
-    (root / "usr/lib").mkdir(parents=True)
-    (root / "usr/lib/python3.11").symlink_to(tmp_path / "host")  # resolved inside the root
-    assert image_pytest_plugins(root, "/app") == {"pytest-asyncio", "pytest-timeout"}
-    assert image_pytest_plugins(None, "/app") == set()
+    (root / "usr/lib").mkdir(parents=True, exist_ok=True)
+    (root / "usr/lib/python3.11").symlink_to(tmp_path / "host")  # a link is not the image's
+    (root / "srv").symlink_to(tmp_path / "host")
+    _dist(root / "proc/1/root/site-packages", "kernel-plugin")  # never searched
+    assert image_python_sites(root) == [
+        "/app/.venv/lib/python3.12/site-packages",
+        "/opt/verifier-venv/lib/python3.12/site-packages",
+        "/usr/lib/python3/dist-packages",
+        "/usr/local/lib/python3.13/site-packages",
+    ]
+    assert image_pytest_plugins(root) == {
+        "pytest-asyncio",
+        "pytest-timeout",
+        "pytest-json-ctrf",
+        "pytest-xdist",
+    }
+    assert image_pytest_plugins(None) == set()
 
 
 def test_a_full_disk_is_named_within_one_percent_of_its_quota() -> None:

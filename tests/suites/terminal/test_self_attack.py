@@ -1,76 +1,74 @@
 """The verification attacks itself: plants at every place its own chain looked (issue 55).
 
-What a design forgets, a list of attacks forgets too. So the attack surface is not written down
-here: it is read from the trace of a gold verification (``audit.surface``: every directory the
-verification's processes listed, searched or opened a file in before the tests began). The same
-gold is then played again with a file of the agent's planted in each of those directories,
-under the names loaders look for (``*.pth``, ``*.py``, ``*.conf``, ``*.list``, ``*.sh``, a bare
-name: a ``conf.d`` directory reads every file). Each plant is harmless in what it does (a
-comment, ``import os``): what is checked is what the verification made of it. A plant the chain
-read as code or configuration is named, and the task is not resolved; a plant never read, or
-read as data by the tests' subject, changes nothing.
+The attack surface is read from a gold verification's own trace (:mod:`._self_attack`), not
+written down here; the same gold is played again with a harmless file of the agent's in each of
+those directories, and every plant the chain read as code or configuration must be named. A
+sample in CI (a Terminal-Bench uv task, a Harbor task whose test script begins with apt); every
+task of a set in ``bench/bench_self_attack.py``.
 """
 
 from __future__ import annotations
 
-import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from exploreval.suites.terminal._reads import CONFIGURATION, COUNTED
+from exploreval.suites.terminal._reads import DATA, PYTHON_STARTUP, SHELL_READ
+from exploreval.suites.terminal._self_attack import (
+    PLANTS,
+    judge_plants,
+    plant_script,
+    surface_dirs,
+)
 
 from .test_verification_seal import FIXTURES, TB1, _gold, _play
 
-pytestmark = pytest.mark.slow
 
-#: (file name, content) planted in every directory of the surface.
-PLANTS = (
-    ("zz_exploreval_plant.pth", "import os\n"),
-    ("zz_exploreval_plant.py", "PLANTED = 1\n"),
-    ("zz-exploreval-plant", "# exploreval plant\n"),
-    ("zz-exploreval-plant.conf", "# exploreval plant\n"),
-    ("zz-exploreval-plant.list", "# exploreval plant\n"),
-    ("zz-exploreval-plant.sh", "# exploreval plant\n"),
-)
-#: Where a plant would say nothing: directories the verification's own processes create and
-#: remove (uv's temporary directories), and names as a process saw them after a removal.
-_TRANSIENT = ("/.tmp", "/tmp/.tmp", "/tmp/exploreval-")
+def test_the_plant_script_fills_every_directory_and_nothing_else(tmp_path: Path) -> None:
+    site, not_a_dir = tmp_path / "site", tmp_path / "file"
+    site.mkdir()
+    not_a_dir.write_text("kept\n")
+    dirs = [str(site), str(not_a_dir), str(tmp_path / "absent"), str(tmp_path / "it's here")]
+    (tmp_path / "it's here").mkdir()
+    subprocess.run(["bash", "-c", plant_script(dirs)], check=True, cwd=tmp_path)
+    names = sorted(name for name, _ in PLANTS)
+    assert sorted(p.name for p in site.iterdir()) == names
+    assert sorted(p.name for p in (tmp_path / "it's here").iterdir()) == names
+    assert (site / "zz_exploreval_plant.pth").read_text() == "import os\n"
+    assert not_a_dir.read_text() == "kept\n" and not (tmp_path / "absent").exists()
+    assert not list(Path("/tmp").glob("plant-zz*"))
 
 
-def _surface_dirs(surface: list[str]) -> list[str]:
-    return [
-        d
-        for d in surface
-        if d.startswith("/") and "(deleted)" not in d and not d.startswith(_TRANSIENT)
+def test_the_surface_leaves_out_what_no_agent_could_plant_in() -> None:
+    surface = ["/usr/lib/python3.11", "relative", "/tmp/.tmpAbC", "/.tmpx", "/app (deleted)"]
+    surface += ["/tmp/exploreval-verify", "/etc/apt/apt.conf.d"]
+    assert surface_dirs(surface) == ["/usr/lib/python3.11", "/etc/apt/apt.conf.d"]
+
+
+def test_a_plant_read_as_configuration_that_the_audit_did_not_name_is_a_hole() -> None:
+    dirs = ["/usr/local/lib/python3.11/site-packages", "/etc/apt/apt.conf.d"]
+    pth = "/usr/local/lib/python3.11/site-packages/zz_exploreval_plant.pth"
+    conf = "/etc/apt/apt.conf.d/zz-exploreval-plant"
+    reads = [
+        f"{pth}: {PYTHON_STARTUP} (python3.11)",
+        f"{conf}: {SHELL_READ} (bash)",
+        f"/app/data.txt: {SHELL_READ} (bash)",  # not a plant
+        f"/etc/apt/apt.conf.d/zz-exploreval-plant.list: {DATA} (cp)",  # read as data
     ]
+    named = {"resolved": False, "audit": {"agent_reads": reads, "files": [pth, conf]}}
+    outcome = judge_plants(named, dirs)
+    assert outcome.planted == 2 * len(PLANTS)
+    assert outcome.read_as_code == {pth: {PYTHON_STARTUP}, conf: {SHELL_READ}}
+    assert outcome.configuration_read and outcome.unnamed == [] and outcome.holds
+    missed = {"resolved": True, "audit": {"agent_reads": reads, "files": [pth]}}
+    outcome = judge_plants(missed, dirs)
+    assert outcome.unnamed == [conf] and not outcome.holds
+    resolved = {"resolved": True, "audit": {"agent_reads": reads, "files": [pth, conf]}}
+    assert not judge_plants(resolved, dirs).holds  # named, yet the task resolved
 
 
-def _plant_script(dirs: list[str]) -> str:
-    """Shell lines planting every :data:`PLANTS` file in each directory that exists and can be
-    written in the agent's phase (the rest cannot be planted by an agent either)."""
-    lines = []
-    for name, text in PLANTS:
-        lines.append(f"printf %s {shlex.quote(text)} > /tmp/plant-{name}")
-    quoted = " ".join(shlex.quote(d) for d in dirs)
-    lines.append(f"for d in {quoted}; do")
-    lines.append('  [ -d "$d" ] && [ -w "$d" ] || continue')
-    for name, _ in PLANTS:
-        lines.append(f'  cp /tmp/plant-{name} "$d/{name}" 2>/dev/null || true')
-    lines.append("done")
-    lines.append("rm -f /tmp/plant-*")
-    return "\n".join(lines) + "\n"
-
-
-def _reads(agent_reads: list[str]) -> dict[str, set[str]]:
-    """path -> the roles it was read in (``audit.agent_reads``: "path: role (program)")."""
-    found: dict[str, set[str]] = {}
-    for line in agent_reads:
-        path, _, rest = line.partition(": ")
-        found.setdefault(path, set()).add(rest.rpartition(" (")[0])
-    return found
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "task",
     [TB1, FIXTURES / "harbor-apt"],
@@ -82,19 +80,15 @@ async def test_every_plant_where_the_verification_looked_is_never_read_or_named(
     gold = _gold(task)
     control = await _play(task, gold)
     assert control["resolved"] is True, control.get("reasons")
-    dirs = _surface_dirs(control["audit"]["surface"])
+    dirs = surface_dirs(control["audit"]["surface"])
     assert len(dirs) >= 10, control["audit"]["surface"]
 
-    attacked = await _play(task, gold + _plant_script(dirs))
-    audit = attacked["audit"]
-    reads = _reads(audit["agent_reads"])
-    planted = {f"{d.rstrip('/')}/{name}" for d in dirs for name, _ in PLANTS}
-    read_as_code = {p: roles & COUNTED for p, roles in reads.items() if p in planted}
-    read_as_code = {p: roles for p, roles in read_as_code.items() if roles}
+    attacked = await _play(task, gold + plant_script(dirs))
+    outcome = judge_plants(attacked, dirs)
     # the surface holds a place the chain reads code from (Python's site directories: every
     # .pth is start-up configuration), so the plants are found: this is an attack, not a no-op
-    assert any(p.endswith(".pth") for p in read_as_code), reads
-    for path, roles in sorted(read_as_code.items()):
-        assert path in audit["files"], (path, roles, audit["violations"])
-    assert any(roles & CONFIGURATION for roles in read_as_code.values()), read_as_code
+    assert any(p.endswith(".pth") for p in outcome.read_as_code), attacked["audit"]
+    assert outcome.configuration_read, outcome.read_as_code
+    assert outcome.unnamed == [], attacked["audit"]["violations"]
     assert attacked["resolved"] is False
+    assert outcome.holds

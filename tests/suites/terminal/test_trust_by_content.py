@@ -29,6 +29,7 @@ from .test_verification_seal import (
     PROGRAM,
     SERVICE,
     VENV,
+    VERIFIER_VENV,
     _play,
     _write,
 )
@@ -126,6 +127,15 @@ ATTACKS: dict[str, tuple[Path, str, tuple[str, ...]]] = {
         "    time.sleep(0.001)\n"
         "PY\n",
         ("reports.py",),
+    ),
+    # the image's own test venv is trusted for what it holds, not for where it is: the same
+    # venv, changed by the agent, is the agent's
+    "a patch to the image's own test venv": (
+        VERIFIER_VENV,
+        "cat >> /opt/verifier-venv/lib/python3.11/site-packages/_pytest/reports.py <<'PY'\n"
+        + PATCH
+        + "\nPY\n",
+        ("/opt/verifier-venv/lib/python3.11/site-packages/_pytest/reports.py",),
     ),
 }
 

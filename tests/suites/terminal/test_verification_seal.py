@@ -37,6 +37,8 @@ COPIED = FIXTURES / "tb1-copied"  # run-tests.sh copies the tests into /app/test
 VENV = FIXTURES / "tb1-venv"  # run-tests.sh: uv venv in the work dir, uv pip install, uv run
 #: the image's uv project venv holds what the tests import (``uv pip install``, as path-tracing)
 IMAGE_VENV = FIXTURES / "tb1-image-venv"
+#: test.sh runs the image's own /opt/verifier-venv (the community Harbor tasks' layout)
+VERIFIER_VENV = FIXTURES / "harbor-verifier-venv"
 
 #: A module that makes every test report "passed" once pytest imports its reports (whatever
 #: loads it: a plugin, a start-up hook, a changed library).
@@ -558,7 +560,7 @@ async def test_with_a_containers_root_the_copy_overwrites_read_only_look_alikes(
 # -- controls: nothing real breaks ----------------------------------------------------------------
 @pytest.mark.parametrize(
     "task",
-    [TB1, HARBOR, PROGRAM, SERVICE, COPIED, VENV, IMAGE_VENV],
+    [TB1, HARBOR, PROGRAM, SERVICE, COPIED, VENV, IMAGE_VENV, VERIFIER_VENV],
     ids=[
         "tb1-uv",
         "harbor-pip",
@@ -567,7 +569,8 @@ async def test_with_a_containers_root_the_copy_overwrites_read_only_look_alikes(
         "tb1-copied",
         "tb1-venv",
         "tb1-image-venv",
-    ],  # fmt: skip
+        "harbor-verifier-venv",
+    ],
 )
 async def test_the_gold_solution_resolves(task: Path) -> None:
     verification = await _play(task, _gold(task))
@@ -577,6 +580,14 @@ async def test_the_gold_solution_resolves(task: Path) -> None:
         dists = verification["audit"]["sessions"][0]["distributions"]
         assert any(d.startswith("pytest_json_ctrf 0.3.5 (installed by the test command")
                    for d in dists), dists  # fmt: skip
+    if task is VERIFIER_VENV:  # the image's own plugin, where no list of places would look
+        dists = verification["audit"]["sessions"][0]["distributions"]
+        assert any(
+            d.startswith("pytest_json_ctrf 0.3.5 (the image's")
+            and d.endswith("/opt/verifier-venv/lib/python3.11/site-packages")
+            for d in dists
+        ), dists
+        assert (task / "tests" / "test.sh").read_text().count("--ctrf") == 1
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -395,25 +396,44 @@ def verification_project(lower: Path | None, workdir: str) -> dict[str, bytes]:
     return files
 
 
-#: Where an image's Python distributions are (``{workdir}``: the task's work dir): the pytest
-#: plugins the image ships there load in the verification (:func:`image_pytest_plugins`).
-IMAGE_SITE_PARENTS = ("/usr/local/lib", "/usr/lib", "/opt/conda/lib", "/opt/venv/lib",
-                      "/venv/lib", "/root/.local/lib", "{workdir}/.venv/lib")  # fmt: skip
+#: Directories a search for the image's Python never enters: the kernel's, and trees of
+#: byte code, packages of other languages and version control.
+_NOT_PYTHON_SITES = frozenset({"proc", "sys", "dev", "__pycache__", "node_modules", ".git"})
+#: How deep under ``/`` a site directory is looked for (``/opt/conda/envs/x/lib/python3.12/
+#: site-packages`` is 7), and how many directories at most the search lists.
+_SITE_DEPTH, _SITE_DIRECTORIES = 8, 200_000
 
 
-def image_pytest_plugins(lower: Path | None, workdir: str) -> set[str]:
+def image_python_sites(lower: Path) -> list[str]:
+    """Every ``site-packages`` and ``dist-packages`` directory of the image as built (sandbox
+    paths), wherever it lives: a Harbor task's ``/opt/verifier-venv`` is found as
+    ``/usr/local`` is. The image's pristine layer only, so none is the agent's; links are not
+    followed (a link to the host's Python is not the image's)."""
+    sites: list[str] = []
+    seen = 0
+    for top, dirs, _files in os.walk(lower):
+        relative = os.path.relpath(top, lower)
+        depth = 0 if relative == "." else relative.count(os.sep) + 1
+        seen += len(dirs)
+        kept = []
+        for name in dirs:
+            if name in ("site-packages", "dist-packages"):
+                sites.append("/" + os.path.join(relative, name).removeprefix("./"))
+            elif name not in _NOT_PYTHON_SITES and depth < _SITE_DEPTH:
+                kept.append(name)
+        dirs[:] = [] if seen > _SITE_DIRECTORIES else sorted(kept)
+    return sorted(sites)
+
+
+def image_pytest_plugins(lower: Path | None) -> set[str]:
     """The distributions of the *image* (as built: none the agent installed) that declare a
-    pytest plugin (``pytest11``), normalized: their plugins load as autoloading would."""
+    pytest plugin (``pytest11``), normalized: their plugins load as autoloading would. Found by
+    what the image holds, in any of its site directories (:func:`image_python_sites`), not by a
+    list of where Python usually is; what then loads is judged by its content (the trace)."""
     found: set[str] = set()
     if lower is None:
         return found
-    sites = ["/usr/lib/python3/dist-packages"]
-    for parent in IMAGE_SITE_PARENTS:
-        parent = parent.format(workdir=workdir.rstrip("/"))
-        for name, _real in list_in_root(lower, parent):
-            if name.startswith("python3"):
-                sites += [f"{parent}/{name}/site-packages", f"{parent}/{name}/dist-packages"]
-    for site in sites:
+    for site in image_python_sites(lower):
         for name, _real in list_in_root(lower, site):
             if not name.endswith((".dist-info", ".egg-info")):
                 continue

@@ -441,7 +441,7 @@ async def verify(
         config_file=config_file,
         uv_project=not host_system,
         pip_env=pip_env,
-        tool_dists=tools | await asyncio.to_thread(image_pytest_plugins, lower, workdir),
+        tool_dists=tools | await asyncio.to_thread(image_pytest_plugins, lower),
     )
     async with _semaphore():
         try:
