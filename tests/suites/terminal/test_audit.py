@@ -8,17 +8,17 @@ rule rests on: a trace with nothing of the agent's in it is never held against a
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import hashlib
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exploreval.suites.terminal._audit import (
-    MARKER,
-    VerificationAudit,
-    agent_files_in_dir,
-    audit_trace,
-)
+from exploreval.suites.terminal._agent_files import agent_files_in_dir
+from exploreval.suites.terminal._audit import MARKER, VerificationAudit, audit_trace
 from exploreval.suites.terminal._reads import (
     COUNTED,
     DATA,
@@ -322,6 +322,58 @@ def test_configuration_the_verifiers_chain_reads_is_named_at_once(tmp_path: Path
     assert audit.files == ["/etc/apt/sources.list.d/mirror.list"]
 
 
+def test_the_agents_program_run_by_the_test_script_may_read_its_own_start_up_files(
+    tmp_path: Path,
+) -> None:
+    """Harbor's hello-world: the test script runs ``python3 hello.py`` itself. An agent ``.pth``
+    that this interpreter reads is the agent's program configuring itself, not the chain
+    reading agent configuration: no violation, but the process is the agent's from that read
+    on (what it writes is derived, a reward from it is refused)."""
+    site = "/usr/local/lib/python3.11/site-packages/zz_hook.pth"
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(SERVER, "/usr/local/bin/python3.11")
+    rec.open(SERVER, site, argv=("python3", "hello.py"), cwd="/app")
+    rec.open(SERVER, "/app/hello.py", argv=("python3", "hello.py"), cwd="/app")
+    reward = rec.write(SHELL, "/logs/verifier/reward.txt")
+    view = _view(tmp_path, {site, "/app/hello.py"})
+    audit = _audit(rec, view, sessions=set(), reward=(1, reward))
+    assert audit.violations == [], audit.violations
+    forged = rec.write(SERVER, "/logs/verifier/reward.txt", reward)
+    audit = _audit(rec, view, sessions=set(), reward=(1, forged))
+    assert any("zz_hook.pth" in v for v in audit.violations), audit.violations
+    # the same .pth read by an interpreter that runs a script of the verifier's is named
+    rec = Recorder()
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(SERVER, "/usr/local/bin/python3.11")
+    rec.open(SERVER, site, argv=("python3", "/tests/check.py"), cwd="/app")
+    audit = _audit(rec, view, sessions=set())
+    assert any("verification's own chain" in v for v in audit.violations), audit.violations
+
+
+def test_a_forked_child_is_its_parents_program_until_it_execs(tmp_path: Path) -> None:
+    """A subshell (forked, no exec: ``( . /app/env.sh; ... )``) that sources the agent's file
+    is the test script's shell sourcing it; a child's open before its exec is a redirection,
+    the input of the program it then runs: code for a shell (``sh < /app/x``), data for a
+    checker (``check < /app/out.txt``)."""
+    subshell, checker, runner = 106, 107, 108
+    rec = Recorder()
+    rec.chain.update({subshell: SHELL, checker: SHELL, runner: SHELL})
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.open(subshell, "/app/env.sh")
+    rec.open(checker, "/app/out.txt")
+    rec.exec(checker, "/tests/check")
+    rec.open(runner, "/app/steps")
+    rec.exec(runner, "/usr/bin/sh")
+    rec.start_session()
+    rec.open(PYTEST, MARKER)
+    audit = _audit(rec, _view(tmp_path, {"/app/env.sh", "/app/out.txt", "/app/steps"}))
+    assert "/app/env.sh" in audit.files and "/app/steps" in audit.files, audit.violations
+    assert "/app/out.txt" not in audit.files
+    assert any(r.startswith(f"/app/out.txt: {DATA} ") for r in audit.agent_reads)
+    assert any(r.startswith(f"/app/env.sh: {SHELL_READ}") for r in audit.agent_reads)
+
+
 def test_what_the_tests_run_may_read_the_agents_shell_files_as_their_subject(
     tmp_path: Path,
 ) -> None:
@@ -386,6 +438,54 @@ def test_the_reward_is_judged_by_its_inode_not_its_name(tmp_path: Path) -> None:
     assert any("reward file was written by" in v and "hello.py" in v for v in audit.violations)
     audit = _audit(rec, _view(tmp_path, {"/app/hello.py"}), sessions=set(), reward=(1, 99999))
     assert any("not written during the verification" in v for v in audit.violations)
+
+
+@pytest.mark.parametrize("merged", [False, True], ids=["open-apart", "open-merged"])
+def test_the_test_commands_copy_of_the_tests_is_known_however_its_writes_were_read(
+    tmp_path: Path, merged: bool
+) -> None:
+    """``cp`` opens the copy, writes it, closes it; the kernel hands the open apart from the
+    write or merged into it, depending on how soon the host read its queue (seen: 1 gold in 12
+    failed when they came apart). The writer's open is not a read: the copy is the test
+    command's when what the session read holds the hidden file's bytes."""
+    hidden = b"def test_answer_exists():\n    pass\n"
+    copy = tmp_path / "app" / "tests" / "test_outputs.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(hidden)
+    ino = copy.stat().st_ino
+    digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(hidden).digest()).decode()
+    digest = digest.rstrip("=")
+    copier = 106
+    rec = Recorder()
+    rec.chain[copier] = SHELL
+    rec.exec(SHELL, "/usr/bin/bash")
+    rec.exec(copier, "/usr/bin/cp")
+    if merged:
+        rec._event(copier, OPEN | WRITE, "/app/tests/test_outputs.py", ino)
+    else:
+        rec.open(copier, "/app/tests/test_outputs.py", ino)  # before anything was in it
+        rec.write(copier, "/app/tests/test_outputs.py", ino)
+    rec.start_session()
+
+    dev = copy.stat().st_dev
+    events = [dataclasses.replace(e, dev=dev) if e.ino == ino else e for e in rec.trace.events]
+
+    def audit(read: str) -> list[str]:
+        session_read = TraceEvent(
+            rec.seq + 1, PYTEST, OPEN, "/app/tests/test_outputs.py", dev, ino, False, digest=read
+        )
+        trace = Trace(events=[*events, session_read], processes=rec.trace.processes)
+        result = audit_trace(
+            trace,
+            _view(tmp_path, set()),
+            roots={BWRAP, PID1},
+            session_pids={PYTEST},
+            collected={"/app/tests/test_outputs.py": hidden},
+        )
+        return result.test_copies
+
+    assert audit(digest) == ["/app/tests/test_outputs.py"]
+    assert audit("sha256=something-else") == []
 
 
 def test_a_file_once_written_by_agent_code_stays_derived(tmp_path: Path) -> None:

@@ -47,19 +47,23 @@ import base64
 import dataclasses
 import hashlib
 import json
-import os
 import posixpath
 import re
-import stat as stat_mod
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._index import IndexCheck
-from exploreval.suites.terminal._reads import CONFIGURATION, COUNTED, program_kind, role
+from exploreval.suites.terminal._reads import (
+    CONFIGURATION,
+    COUNTED,
+    program_kind,
+    python_script,
+    role,
+    shell_script,
+)
 from exploreval.suites.terminal._trace import (
     EXEC,
     LIST,
@@ -152,52 +156,6 @@ class VerificationAudit(BaseModel):
     surface: list[str] = Field(default_factory=list)
 
 
-def agent_files_in_upper(upper: Path) -> set[str]:
-    """Every regular file or link an image's overlay layer holds: what the agent created or
-    changed (the image's own files are in the lower layer)."""
-    found: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(upper):
-        rel = os.path.relpath(dirpath, upper)
-        base = "/" if rel == "." else "/" + rel + "/"
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            st = os.lstat(os.path.join(dirpath, name))
-            if stat_mod.S_ISREG(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
-                found.add(base + name)
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-    return found
-
-
-def agent_files_in_dir(host_dir: Path, mount: str, template: Path | None) -> set[str]:
-    """Files under ``host_dir`` (seen at ``mount`` inside) that differ from ``template``'s (all
-    of them without a template): a host-system sandbox's work dir, /tmp and /root."""
-    found: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(host_dir):
-        rel_dir = os.path.relpath(dirpath, host_dir)
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if template is not None and _same(Path(dirpath) / name, template / rel):
-                continue
-            found.add(posixpath.join(mount, rel))
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-    return found
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        sa, sb = os.lstat(a), os.lstat(b)
-        if stat_mod.S_ISLNK(sa.st_mode) or stat_mod.S_ISLNK(sb.st_mode):
-            return (
-                stat_mod.S_ISLNK(sa.st_mode)
-                and stat_mod.S_ISLNK(sb.st_mode)
-                and os.readlink(a) == os.readlink(b)
-            )
-        if sa.st_size != sb.st_size:
-            return False
-        return a.read_bytes() == b.read_bytes()
-    except OSError:
-        return False
-
-
 # -- the audit ------------------------------------------------------------------------------------
 @dataclass
 class _Proc:
@@ -217,6 +175,8 @@ class _Proc:
     kinds: set[str] = field(default_factory=set)
     #: Its latest event was an exec (the next exec belongs to the same ``execve``).
     in_exec: bool = False
+    #: It has run an ``execve`` of its own (before that, a forked child is its parent's program).
+    execed: bool = False
     #: Started, directly or not, by a pytest session after its tests began: what the tests run
     #: (the task's subject), not the verifier's chain.
     subject: bool = False
@@ -258,6 +218,8 @@ class Auditor:
     genuine: list[str] = field(default_factory=list)
     #: session pid -> seq of its marker (its tests began), as the run reaches them.
     _markers: dict[int, int] = field(default_factory=dict)
+    #: process key -> the kinds of the program its first ``execve`` ran (:meth:`_first_execs`).
+    _first_exec: dict[tuple[int, int], set[str]] = field(default_factory=dict)
 
     def run(self) -> VerificationAudit:
         audit = VerificationAudit(
@@ -273,6 +235,7 @@ class Auditor:
         sessions: dict[int, SessionRecord] = {}
         markers = self._markers
         self._site_dirs = _site_dirs(e.path for e in self.trace.events)
+        self._first_exec = self._first_execs()
         began = min((e.seq for e in self.trace.events if e.path == MARKER), default=1 << 62)
         surface: dict[str, None] = {}
         for event in sorted(self.trace.events, key=lambda e: e.seq):
@@ -324,15 +287,22 @@ class Auditor:
     def _on_open(self, event: TraceEvent, proc: _Proc, violations: _Violations) -> TraceEvent:
         """What a process that opened or executed a file became (module docstring); returns the
         event under the name its file had when the verification began."""
+        kinds, argv = proc.kinds, event.argv
         if event.kind & EXEC:
-            proc.exe = proc.exe or event.path
+            proc.exe = proc.exe if proc.execed else event.path
             kind = program_kind(event.path)
             if not proc.in_exec:  # a new program: what it is now, not what it was
                 proc.kinds = set()
             if kind:
                 proc.kinds.add(kind)
-            proc.in_exec = True
+            proc.in_exec = proc.execed = True
+            kinds = proc.kinds
         else:
+            future = None if proc.execed else self._first_exec.get(_key(proc.info))
+            if future is not None:
+                # a forked child opening a file before its exec: a redirection, the input of
+                # the program it then runs (``sh < x`` runs x; ``check < /app/out`` reads data)
+                kinds, argv = future, ()
             proc.in_exec = False
             if "python" in proc.kinds and _PIP_MODULE.search(event.path):
                 proc.kinds.add("tool")  # python -m pip: a package manager from now on
@@ -344,17 +314,19 @@ class Auditor:
         if origin:
             what = role(
                 event.path,
-                kinds=proc.kinds,
+                kinds=kinds,
                 executed=bool(event.kind & EXEC),
                 head=event.head,
-                argv=event.argv,
+                argv=argv,
                 cwd=event.cwd,
             )
             code = what in COUNTED
             if origin == AGENT and code and self._from_the_index(event):
                 origin, what = None, "a test tool's release from the package index"
             self._note_read(event.path, what, proc)
-            if origin and what in CONFIGURATION and self._in_the_chain(proc):
+            if origin and what in CONFIGURATION and self._runs_an_agent_script(event, proc):
+                proc.ran_agent_code = True  # the agent's program, configured by its own files
+            elif origin and what in CONFIGURATION and self._in_the_chain(proc):
                 why = f"{self._who(proc)}, of the verification's own chain, read a file of the "
                 violations.add(why + f"agent's as its {what}", event.path, origin)
             elif code:
@@ -510,8 +482,11 @@ class Auditor:
             return False
         # what the sessions read, when they opened it (every write is traced: it was captured)
         expected = _sha256(hidden)
-        # (the writer's own open for writing is not a read)
-        reads = [e for e in self.trace.events if (e.dev, e.ino) == identity and e.kind == OPEN]
+        events = [e for e in self.trace.events if (e.dev, e.ino) == identity]
+        # an open its own process then wrote through is the writer's open, not a read (whether
+        # the kernel merged it into the write's event depends on how soon the host read it)
+        last_write = {e.pid: e.seq for e in events if e.kind & WRITE}
+        reads = [e for e in events if e.kind == OPEN and e.seq > last_write.get(e.pid, 0)]
         return bool(reads) and all(e.digest == expected and not e.rewritten for e in reads)
 
     def _is_tool_module(self, path: str) -> bool:
@@ -546,7 +521,7 @@ class Auditor:
         info = self.trace.process_at(pid, seq)
         if info is None:
             info = TracedProcess(pid=pid, ppid=None, start=None, first_seq=seq)
-        key = (pid, info.first_seq)
+        key = _key(info)
         found = self._procs.get(key)
         if found is not None:
             return found
@@ -564,12 +539,43 @@ class Auditor:
             began = self._markers.get(parent.info.pid)
             proc.subject = parent.subject or (began is not None and began < info.first_seq)
             proc.ran_agent_code = parent.ran_agent_code
+            # until its own exec, a forked child is its parent's program (a subshell that
+            # sources a file is the shell sourcing it)
+            proc.kinds, proc.exe = set(parent.kinds), parent.exe
         if parent is not None and parent.taint is not None:
             path, why = parent.taint
             proc.taint = (path, f"{why}, run by its parent {self._who(parent)}")
             proc.taint_seq = info.first_seq
         self._procs[key] = proc
         return proc
+
+    def _first_execs(self) -> dict[tuple[int, int], set[str]]:
+        """Per process, the kinds of the program its first ``execve`` ran (every file that one
+        execve executed: a script, then its interpreter)."""
+        found: dict[tuple[int, int], set[str]] = {}
+        done: set[tuple[int, int]] = set()
+        for event in sorted(self.trace.events, key=lambda e: e.seq):
+            info = self.trace.process_at(event.pid, event.seq)
+            if info is None:
+                continue
+            key = _key(info)
+            if key in done:
+                continue
+            if event.kind & EXEC:
+                found.setdefault(key, set()).add(program_kind(event.path))
+            elif key in found:
+                done.add(key)
+        return {key: kinds - {""} for key, kinds in found.items()}
+
+    def _runs_an_agent_script(self, event: TraceEvent, proc: _Proc) -> bool:
+        """The opener's command line runs a script of the agent's (the test script's ``python3
+        hello.py``): it is the agent's program from its start-up on, tainted, not the chain."""
+        script = ""
+        if "python" in proc.kinds:
+            script = python_script(event.argv, event.cwd)
+        elif "shell" in proc.kinds:
+            script = shell_script(event.argv, event.cwd)
+        return bool(script) and self.view.agent_wrote(script)
 
     def _in_the_chain(self, proc: _Proc) -> bool:
         """The verification's own chain: its processes that are not running the agent's code
@@ -631,6 +637,11 @@ class _Violations:
                          else f"{what}: {paths[0]}{more}")  # fmt: skip
             files += [p for p in paths[:MAX_NAMED] if p not in files]
         return lines, files
+
+
+def _key(info: TracedProcess) -> tuple[int, int]:
+    """A process by its pid and its first event (pids are reused)."""
+    return (info.pid, info.first_seq)
 
 
 def _sha256(data: bytes) -> str:

@@ -39,12 +39,8 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from exploreval.core import spawn_tied
-from exploreval.suites.terminal._audit import (
-    VerificationAudit,
-    agent_files_in_dir,
-    agent_files_in_upper,
-    audit_trace,
-)
+from exploreval.suites.terminal._agent_files import agent_files_in_dir, agent_files_in_upper
+from exploreval.suites.terminal._audit import VerificationAudit, audit_trace
 from exploreval.suites.terminal._index import DEFAULT_INDEX, IndexCheck
 from exploreval.suites.terminal._output import bwrap_child_pid, capped_text, exit_code
 from exploreval.suites.terminal._reward_channel import read_reward_dir
