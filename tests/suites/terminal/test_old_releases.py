@@ -2,7 +2,8 @@
 (``ubuntu:20.04``, ``python:3.8``) has tmux 3.0a and Debian bullseye tmux 3.1c, neither with
 ``tmux -D``; focal's ``setpriv`` was built before the kernel's newest capabilities and refuses
 "all". Such an image runs: its tmux server through a wrapper that keeps the sandbox's life tied
-to the server's, its commands with every capability given by number. Real images, built here."""
+to the server's, its commands with their capabilities dropped by the host's perl before any
+program of the image runs (so its setpriv's age does not matter). Real images, built here."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from exploreval.suites.terminal._sandbox import Sandbox
 from exploreval.suites.terminal._sandbox_argv import (
     enter_argv,
     image_package_version,
-    old_setpriv,
     tmux_server_argv,
 )
 from exploreval.suites.terminal._sandbox_config import SandboxConfig
@@ -66,36 +66,43 @@ _DOCKER_NUMBERS = {"CAP_CHOWN": 0, "CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_
                    "CAP_MKNOD": 27, "CAP_AUDIT_WRITE": 29, "CAP_SETFCAP": 31}  # fmt: skip
 
 
-def test_an_old_setpriv_gets_every_capability_by_number() -> None:
-    """focal's setpriv refuses "all" on a kernel with capabilities it does not know, but reads
-    ``cap_N``: every number this kernel has is dropped, Docker's kept by name."""
-    argv = enter_argv(["true"], pid=7, prlimit=[], cwd="/", timeout=None, many_users=True,
-                      bare=False, numbered_caps=True)  # fmt: skip
+def test_capabilities_are_dropped_by_the_hosts_perl_whatever_the_images_setpriv() -> None:
+    """focal's setpriv refuses "all" on a kernel with capabilities it does not know; no program
+    of the image drops them any more. The host's perl is given the mask to keep (Docker's with
+    many users, none with one) and the kernel's last capability, and runs before the image."""
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    for option in ("--inh-caps=", "--ambient-caps=", "--bounding-set="):
-        value = next(a for a in argv if a.startswith(option)).removeprefix(option)
-        assert "all" not in value
-        items = value.split(",")
-        assert [i for i in items if i.startswith("-")] == [f"-cap_{n}" for n in range(last + 1)]
-        assert sorted(i[1:] for i in items if i.startswith("+")) == sorted(
-            c.removeprefix("CAP_").lower() for c in DOCKER_CAPS
+    docker = sum(1 << _DOCKER_NUMBERS[c] for c in DOCKER_CAPS)
+    for many_users, keep in ((True, docker), (False, 0)):
+        argv = enter_argv(
+            ["true"],
+            pid=7,
+            prlimit=[],
+            cwd="/app",
+            timeout=None,
+            many_users=many_users,
+            bare=False,
+            env={"A": "1"},
         )
-    current = enter_argv(["true"], pid=7, prlimit=[], cwd="/", timeout=None,
-                         many_users=False, bare=False)  # fmt: skip
-    assert "--inh-caps=-all" in current
+        perl = argv.index("/usr/bin/perl")
+        assert argv[:perl].count("--root=/") == 1 and "setpriv" not in argv
+        root, cwd, low, high, kernel_last = argv[perl + 3 : perl + 8]
+        assert (root, cwd) == ("/proc/7/root", "/app")
+        assert int(low) | int(high) << 32 == keep and int(kernel_last) == last
+        assert argv[perl + 10 :] == ["1", "A=1", "true"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("base", "release", "tmux_version", "numbered"),
-    [("ubuntu:20.04", "ubuntu focal", "3.0a", True), ("debian:11", "debian bullseye", "3.1c", False)],
-)  # fmt: skip
-async def test_an_old_release_runs_with_its_own_tmux_and_setpriv(
-    tmp_path: Path, base: str, release: str, tmux_version: str, numbered: bool
+    ("base", "release", "tmux_version"),
+    [("ubuntu:20.04", "ubuntu focal", "3.0a"), ("debian:11", "debian bullseye", "3.1c")],
+)
+async def test_an_old_release_runs_with_its_own_tmux(
+    tmp_path: Path, base: str, release: str, tmux_version: str
 ) -> None:
     """The image's tmux predates 3.2: the pane works, the harness's commands hold what they
-    hold on any image (no capability with one user, Docker's with many; focal's setpriv by
-    number), and when the agent ends its tmux server the sandbox ends, as under ``tmux -D``."""
+    hold on any image (no capability with one user, Docker's with many, focal's old setpriv
+    notwithstanding), and when the agent ends its tmux server the sandbox ends, as under
+    ``tmux -D``."""
     (tmp_path / "Dockerfile").write_text(f"FROM {base}\nWORKDIR /app\n")
     image = await asyncio.to_thread(
         build_image, BuildRecipe(dockerfile=tmp_path / "Dockerfile", context=tmp_path)
@@ -103,8 +110,6 @@ async def test_an_old_release_runs_with_its_own_tmux_and_setpriv(
     assert release in image.meta["base"]
     tmux = image_package_version(image.rootfs, "tmux")
     assert tmux is not None and tmux < (3, 2)
-    kernel_last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    assert old_setpriv(image.rootfs) is (numbered and kernel_last > 37)
     docker = sum(1 << _DOCKER_NUMBERS[c] for c in DOCKER_CAPS)
     for users, expected in (("one", 0), ("many", docker)):
         config = SandboxConfig(image=image.rootfs, workdir="/app", env=image.env, users=users)
