@@ -384,15 +384,16 @@ def test_the_next_observation_says_why_a_reply_was_invalid(cls: Any) -> None:
     assert "file editor is not available" in h.messages("x", env_info)[-1].content
 
 
-@pytest.mark.parametrize(("benchmark", "figure"), [("appworld", 11), ("swe-bench", 12)])
+# "paper_set", not "benchmark": that name is pytest-benchmark's fixture, which a machine may have
+@pytest.mark.parametrize(("paper_set", "figure"), [("appworld", 11), ("swe-bench", 12)])
 def test_the_appworld_and_swe_bench_prompts_are_figures_11_and_12(
-    benchmark: str, figure: int
+    paper_set: str, figure: int
 ) -> None:
     """Issue 44: the paper's other two system prompts, as harness options (AppWorld and
     SWE-Bench themselves cannot run here): every line is the figure's, printed without the
     exploration sections; the SWE-Bench prompt's /testbed is the task's work dir."""
     paper = _squash((FIGURE_10.parent / f"curiosity-figure{figure}.txt").read_text())
-    harness = started(TerminalUseHarness(benchmark=benchmark), workdir="/testbed")
+    harness = started(TerminalUseHarness(benchmark=paper_set), workdir="/testbed")
     prompt = harness.system_prompt()
     compared = 0
     for line in prompt.split("## How to call")[0].splitlines():
@@ -406,11 +407,11 @@ def test_the_appworld_and_swe_bench_prompts_are_figures_11_and_12(
     assert (
         "## Exploration"
         in started(
-            TerminalUseHarness(benchmark=benchmark, prompt_variant="exploration")
+            TerminalUseHarness(benchmark=paper_set, prompt_variant="exploration")
         ).system_prompt()
     )
-    if benchmark == "swe-bench":
-        assert "directory /app" in started(TerminalUseHarness(benchmark=benchmark)).system_prompt()
+    if paper_set == "swe-bench":
+        assert "directory /app" in started(TerminalUseHarness(benchmark=paper_set)).system_prompt()
     with pytest.raises(ValueError, match="benchmark='webshop': expected one of"):
         TerminalUseHarness(benchmark="webshop")
 

@@ -432,3 +432,28 @@ async def test_a_replaced_program_of_the_image_never_runs_with_more_than_the_age
     assert len(masks) == 1 and masks == {int(own.split()[1], 16)}, seen
     assert not masks.pop() & (1 << 21 | 1 << 12)  # no CAP_SYS_ADMIN, no CAP_NET_ADMIN
     assert "10.0.2.2 " in routes
+
+
+def test_the_ipc_limits_wait_for_the_namespaces_uid_map() -> None:
+    """bwrap reports its child's pid before the child maps its uid (4 starts in 30 here): the
+    limits written at once were refused ("cannot create /proc/sys/kernel/shmmax: Permission
+    denied") and, under load, episodes failed to start. A namespace whose map comes 0.3 s
+    late, as a slow child's would: the limits wait for it, then hold."""
+    from exploreval.suites.terminal._host_bounds import apply_ipc_limits
+
+    uid, memory_mb = 54_321, 64
+    proc = subprocess.Popen(["unshare", "--user", "--ipc", "sleep", "30"])
+    try:
+        ns = f"/proc/{proc.pid}/ns/user"
+        while os.readlink(ns) == os.readlink("/proc/self/ns/user"):
+            time.sleep(0.001)  # unshare has not made its namespace yet
+        late = threading.Timer(0.3, Path(f"/proc/{proc.pid}/uid_map").write_text, [f"0 {uid} 1"])
+        late.start()
+        apply_ipc_limits(proc.pid, uid, memory_mb)
+        late.join()
+        argv = ["nsenter", f"--ipc=/proc/{proc.pid}/ns/ipc", "cat", "/proc/sys/kernel/shmmax"]
+        shmmax = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        assert int(shmmax) == ipc_limits(memory_mb)["shmmax"]
+    finally:
+        proc.kill()
+        proc.wait()

@@ -28,6 +28,8 @@ import ipaddress
 import json
 import os
 import subprocess
+import time
+from pathlib import Path
 
 from exploreval.suites.terminal._errors import SandboxError
 
@@ -54,7 +56,12 @@ def ipc_limits(memory_mb: int) -> dict[str, int]:
 def apply_ipc_limits(pid: int, uid: int, memory_mb: int) -> None:
     """Write :func:`ipc_limits` into the IPC namespace of ``pid``. The kernel lets only the
     namespace's root user write them (host root included: it is not that user), so the writer
-    enters the namespace as ``uid``; it runs the host's programs, never the sandbox's."""
+    enters the namespace as ``uid``; it runs the host's programs, never the sandbox's.
+
+    bwrap reports its child's pid before the child has written its own uid map (4 starts in 30
+    on this machine): until then the namespace has no root user and every write is refused.
+    The sandbox is still blocked (``--block-fd``), so the map is awaited first."""
+    _await_uid_map(pid)
     script = "".join(
         f"echo {value} > /proc/sys/kernel/{name} && "
         for name, value in ipc_limits(memory_mb).items()
@@ -62,6 +69,20 @@ def apply_ipc_limits(pid: int, uid: int, memory_mb: int) -> None:
     argv = ["nsenter", f"--ipc=/proc/{pid}/ns/ipc", "--", "setpriv", f"--reuid={uid}"]
     argv += [f"--regid={uid}", "--clear-groups", "--", "/bin/sh", "-c", script + "true"]
     _run(argv, "the sandbox's IPC limits could not be set")
+
+
+def _await_uid_map(pid: int, timeout: float = 10.0) -> None:
+    """Wait until the user namespace of ``pid`` maps a uid (its ``uid_map`` is written)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if Path(f"/proc/{pid}/uid_map").read_text().strip():
+                return
+        except OSError as exc:
+            raise SandboxError(f"the sandbox ended before it started: {exc}") from None
+        if time.monotonic() > deadline:
+            raise SandboxError(f"the sandbox's user namespace had no uid map after {timeout:.0f} s")
+        time.sleep(0.001)
 
 
 def host_networks() -> list[str]:
