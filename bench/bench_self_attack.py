@@ -29,19 +29,21 @@ from pathlib import Path
 from typing import Any
 
 
-async def _play(source: str, task_id: str, script: str) -> dict[str, Any]:
-    from exploreval.suites.terminal import TerminalEnv
+async def _play(source: str, task: Any, plants: str | None) -> dict[str, Any]:
+    """The gold as the task's oracle runs it (:mod:`._oracle`), then ``plants`` if any."""
+    from exploreval.suites.terminal._env import TerminalEnv
+    from exploreval.suites.terminal._agents_basic import gold_keystrokes
 
-    env = TerminalEnv(tasks=source, task=task_id, cast=False)
+    env = TerminalEnv(tasks=source, task=task.id, cast=False)
+    gold = gold_keystrokes(task.solution, archive=task.solution_archive, env=task.solution_env)
+    commands = [{"keystrokes": gold, "duration": 600, "block": True}]
+    if plants:
+        keys = f"bash <<'EXPLOREVAL_PLANT'\n{plants}EXPLOREVAL_PLANT\n"
+        commands.append({"keystrokes": keys, "duration": 120, "block": True})
     try:
         await env.areset(seed=0)
-        command = {
-            "keystrokes": f"bash <<'EXPLOREVAL_PLANT'\n{script}EXPLOREVAL_PLANT\n",
-            "duration": 600,
-            "block": True,
-        }
         _, _, _, _, info = await env.astep(
-            json.dumps({"commands": [command], "task_complete": True})
+            json.dumps({"commands": commands, "task_complete": True})
         )
     finally:
         await env.aclose()
@@ -49,18 +51,17 @@ async def _play(source: str, task_id: str, script: str) -> dict[str, Any]:
     return verification if isinstance(verification, dict) else {}
 
 
-async def attack(source: str, task_id: str, gold: str) -> dict[str, Any]:
+async def attack(source: str, task: Any) -> dict[str, Any]:
     from exploreval.suites.terminal._self_attack import judge_plants, plant_script, surface_dirs
 
-    gold = gold if gold.endswith("\n") else gold + "\n"
     started = time.perf_counter()
-    control = await _play(source, task_id, gold)
-    row: dict[str, Any] = {"task": task_id, "gold_resolved": control.get("resolved") is True}
+    control = await _play(source, task, None)
+    row: dict[str, Any] = {"task": task.id, "gold_resolved": control.get("resolved") is True}
     if not row["gold_resolved"]:
         row["reasons"] = control.get("reasons") or control.get("error")
         return row
     dirs = surface_dirs((control.get("audit") or {}).get("surface", []))
-    attacked = await _play(source, task_id, gold + plant_script(dirs))
+    attacked = await _play(source, task, plant_script(dirs))
     outcome = judge_plants(attacked, dirs)
     row.update(
         surface=len(dirs),
@@ -88,7 +89,7 @@ def main() -> None:
     for task in tasks:
         if (only and task.id not in only) or not task.solution:
             continue
-        row = asyncio.run(attack(args.tasks, task.id, task.solution))
+        row = asyncio.run(attack(args.tasks, task))
         rows.append(row)
         if args.json:
             with args.json.open("a") as out:

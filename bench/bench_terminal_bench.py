@@ -131,7 +131,7 @@ async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
     await env.areset(seed=0)
     task = env.task
     if gold:
-        keys = gold_keystrokes(task.solution)
+        keys = gold_keystrokes(task.solution, archive=task.solution_archive, env=task.solution_env)
         action = {"commands": [{"keystrokes": keys, "duration": task.agent_timeout_s,
                                 "block": True}], "task_complete": True}  # fmt: skip
     else:

@@ -106,13 +106,22 @@ class OracleAgent(ScriptedAgent):
         if not solution:
             raise ValueError("the oracle needs ctx.ground_truth['solution'] (the gold script)")
         self._script = str(solution)
+        self._archive: str | None = gt.get("solution_archive")
+        self._env: dict[str, str] = dict(gt.get("solution_env") or {})
         self._sent = False
 
     def choose(self, observation: str, info: dict[str, Any]) -> str:
         if self._sent:
             return action([], done=True)
         self._sent = True
-        return action([gold_keystrokes(self._script).removesuffix("\n")], duration=60.0)
+        return action(
+            [
+                gold_keystrokes(self._script, archive=self._archive, env=self._env).removesuffix(
+                    "\n"
+                )
+            ],
+            duration=60.0,
+        )
 
 
 class IncuriousAgent(ScriptedAgent):

@@ -8,7 +8,7 @@ changing existing fields; every model is serialised into episode records.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -120,6 +120,11 @@ class TerminalTask(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     #: The gold solution as a shell script (run with bash in /app), if the task ships one.
     solution: str | None = None
+    #: Harbor's whole ``solution/`` folder (a base64 gzip tar, :mod:`._oracle`), which its
+    #: oracle unpacks at ``/solution`` before running ``solve.sh`` there; None for the others.
+    solution_archive: str | None = None
+    #: Harbor's ``[solution] env``: what its oracle sets for ``solve.sh``.
+    solution_env: dict[str, str] = Field(default_factory=dict)
     source_layout: Literal["terminal-bench-1", "harbor", "builtin"] = "builtin"
     #: Refusal-free load notes of the compose file, one line each (what was honoured or ignored).
     compose_notes: tuple[str, ...] = ()
@@ -134,6 +139,15 @@ class TerminalTask(BaseModel):
     container_workdir: str = "/app"
     #: The task's folder on the host (where it was loaded from), for messages and caches.
     source_dir: Path | None = None
+
+    def oracle_truth(self) -> dict[str, Any]:
+        """What a privileged oracle reads from the ground truth: the gold script, Harbor's
+        solution folder and the env its oracle sets (:mod:`._oracle`)."""
+        return {
+            "solution": self.solution,
+            "solution_archive": self.solution_archive,
+            "solution_env": dict(self.solution_env),
+        }
 
     def unverified_solution(self) -> str | None:
         """Why the shipped gold solution is not one, if the task says so or it runs nothing.

@@ -676,7 +676,7 @@ class TerminalEnv(AsyncTextEnv):
             "task_id": task.id if task else None,
             "task_index": self.task_position,
             "instruction": self._instruction(task) if task else None,
-            "solution": task.solution if task else None,
+            **(task.oracle_truth() if task else {"solution": None}),
             "workdir": task.container_workdir if task else None,
             "tools": self.tools,
             "injection_level": self.level,

@@ -51,7 +51,7 @@ def simulate(
             repeat=0,
             rng=np.random.default_rng(0),
             task_description=task.instruction,
-            ground_truth={"solution": task.solution} if agent.privileged else None,
+            ground_truth=task.oracle_truth() if agent.privileged else None,
         )
         agent.ctx = ctx
         agent.start(ctx, task.instruction)

@@ -32,6 +32,7 @@ from exploreval.suites.terminal._compose import (
 from exploreval.suites.terminal._contract import ImageRecipe, ServiceSpec, TerminalTask
 from exploreval.suites.terminal._dockerfile import CopyOp, DockerPlan, MkdirOp, parse_dockerfile
 from exploreval.suites.terminal._errors import TaskFormatError
+from exploreval.suites.terminal._oracle import solution_archive, solution_env
 
 #: Files of a Terminal-Bench 1 task folder that are never part of the agent's work dir.
 TB1_PRIVATE = frozenset(
@@ -421,7 +422,9 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
     instruction = (path / "instruction.md").read_text(encoding="utf-8")
     if not instruction.strip():
         raise TaskFormatError(f"{path / 'instruction.md'}: empty instruction")
-    tables = {k: meta.get(k, {}) for k in ("metadata", "verifier", "agent", "environment")}
+    tables = {
+        k: meta.get(k, {}) for k in ("metadata", "verifier", "agent", "environment", "solution")
+    }
     for name, table in tables.items():
         if not isinstance(table, dict):
             raise TaskFormatError(f"{meta_path}: [{name}] must be a table")
@@ -445,6 +448,7 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
     memory = env_t.get("memory_mb", 1024)
     if isinstance(env_t.get("memory"), str):
         memory = _parse_memory(env_t["memory"], meta_path)
+    oracle, oracle_notes = _harbor_oracle(tables["solution"], meta_path, solve)
     return TerminalTask(
         id=path.name,
         instruction=instruction,
@@ -461,10 +465,10 @@ def _load_harbor(path: Path, *, strict: bool, image: str = "host") -> TerminalTa
         cpus=float(env_t.get("cpus", env_t.get("cpu", 1))),
         memory_mb=int(memory),
         env=dict(plan.env) if plan else {},
-        solution=solve.read_text(encoding="utf-8") if solve.is_file() else None,
+        **oracle,
         source_layout="harbor",
         dockerfile_notes=tuple(
-            plan.notes if plan else ["no Dockerfile: the work dir starts empty"]
+            [*(plan.notes if plan else ["no Dockerfile: the work dir starts empty"]), *oracle_notes]
         ),
         container_workdir=plan.workdir if plan else "/app",
         source_dir=path,
@@ -529,6 +533,8 @@ def _harbor_image_task(
     storage = env_t.get("storage_mb")
     if isinstance(env_t.get("storage"), str):
         storage = _parse_memory(env_t["storage"], meta_path)
+    oracle, oracle_notes = _harbor_oracle(tables["solution"], meta_path, solve)
+    notes.extend(oracle_notes)
     return _image_task(
         path, md, meta_path, recipe, service, services, workdir, notes,
         instruction=instruction,
@@ -542,9 +548,26 @@ def _harbor_image_task(
         disk_mb=int(storage) if storage else None,
         agent_network=harbor_allows_internet(env_t),
         env=dict(service.environment),
-        solution=solve.read_text(encoding="utf-8") if solve.is_file() else None,
+        **oracle,
         source_layout="harbor",
     )  # fmt: skip
+
+
+def _harbor_oracle(
+    table: dict[str, Any], meta_path: Path, solve: Path
+) -> tuple[dict[str, Any], list[str]]:
+    """What Harbor's oracle runs: ``solve.sh``, the whole ``solution/`` folder it runs in and
+    ``[solution] env`` (:mod:`._oracle`); with the notes of what it could not carry."""
+    if not solve.is_file():
+        return {"solution": None}, []
+    env, notes = solution_env(table.get("env"), meta_path)
+    archive, note = solution_archive(solve.parent)
+    oracle = {
+        "solution": solve.read_text(encoding="utf-8"),
+        "solution_archive": archive,
+        "solution_env": env,
+    }
+    return oracle, [*notes, *([note] if note else [])]
 
 
 def _parse_memory(text: str, where: Path) -> int:
