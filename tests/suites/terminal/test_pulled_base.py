@@ -115,3 +115,38 @@ async def test_a_task_built_from_a_registry_image_runs_its_pane_there(
         for entry in entries:  # each run's registry has its own port: leave no entry behind
             if slim_registry in entry.note or entry.name.startswith("pulled-exploreval-slim"):
                 _remove(entry)
+
+
+_DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.mark.parametrize(
+    "mirror",
+    [
+        "",
+        "docker.io/library/",
+        "public.ecr.aws/docker/library/",
+        "mirror.gcr.io/library/",
+        "registry-1.docker.io/library/",
+    ],
+)
+def test_an_official_image_under_a_mirrors_name_maps_as_the_image_itself(mirror: str) -> None:
+    """Harbor's collections pin Docker's official images on their ECR mirror
+    (``FROM public.ecr.aws/docker/library/debian:bookworm-slim@sha256:...``): it is the same
+    image as ``debian:bookworm-slim``, so it maps the same, never to a registry pull."""
+    for image, (distro, release) in (
+        ("debian:bookworm-slim", ("debian", "bookworm")),
+        ("python:3.11-slim-bookworm", ("debian", "bookworm")),
+        ("ubuntu:24.04", ("ubuntu", "noble")),
+    ):
+        base = map_base(f"{mirror}{image}@{_DIGEST}")
+        assert (base.distro, base.release, base.pulled) == (distro, release, None)
+        assert base.key == map_base(image).key
+        assert "digest is not reproducible" in base.note
+
+
+def test_an_image_that_only_looks_official_is_pulled_from_its_own_registry() -> None:
+    """Another owner's ``debian`` on the same hosts is not Docker's: it is pulled."""
+    for image in ("public.ecr.aws/someone/debian:12", "mirror.gcr.io/someone/python:3.11"):
+        base = map_base(image)
+        assert base.pulled == image and base.distro == "pulled"

@@ -19,6 +19,8 @@ maps to is pulled instead, and the harness added to it (``._registry``, ``._pull
   + tmux (its asciinema, Terminal-Bench's recorder, is left out: on the mapped image's only
   Python its Debian dependencies would block pip upgrades); ``.../ubuntu-24-04`` =
   ``ubuntu:24.04`` + tmux + asciinema.
+* Docker's official images under their mirrors' names (``public.ecr.aws/docker/library/debian``,
+  ``mirror.gcr.io/library/python``...: :data:`OFFICIAL_IMAGE_PREFIXES`) map as the bare name.
 * Alpine and ``scratch`` are refused with the reason.
 * Any other image (an application's: ``localstack/localstack``, another registry's) is pulled
   from its registry and the harness is added to it with its own apt (:mod:`._pulled_base`).
@@ -95,13 +97,27 @@ class Base:
         )
 
 
+#: Where Docker's official images are served under another name: Docker Hub's own hosts and
+#: the public mirrors (Harbor's task collections pin ``public.ecr.aws/docker/library/...``).
+#: The same image, so the same mapping.
+OFFICIAL_IMAGE_PREFIXES = (
+    "docker.io/library/",
+    "registry-1.docker.io/library/",
+    "index.docker.io/library/",
+    "public.ecr.aws/docker/library/",
+    "mirror.gcr.io/library/",
+)
+
+
 def _strip_ref(image: str) -> tuple[str, str]:
-    """(name without registry default/digest, tag)."""
+    """(name without registry default/digest, tag); an official image under any of
+    :data:`OFFICIAL_IMAGE_PREFIXES` has its bare name (``debian``)."""
     ref = image.split("@", 1)[0]
     name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "latest")
-    for prefix in ("docker.io/library/", "docker.io/", "library/"):
+    for prefix in (*OFFICIAL_IMAGE_PREFIXES, "docker.io/", "library/"):
         if name.startswith(prefix):
             name = name[len(prefix) :]
+            break
     return name, tag or "latest"
 
 
