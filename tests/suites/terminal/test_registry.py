@@ -196,10 +196,10 @@ async def test_a_service_pulled_from_a_registry_runs_beside_the_agent(
 
 
 @pytest.mark.slow
-async def test_an_agent_deleting_setpriv_cannot_switch_exec_to_the_bare_path() -> None:
-    """Whether exec enters without setpriv (and so keeps root's capabilities in the sandbox's
-    user namespace) is read from the image as built: an agent that deletes its own setpriv gets
-    a failing exec, never one with capabilities."""
+async def test_an_agent_deleting_setpriv_changes_nothing_exec_holds() -> None:
+    """No program of the image drops the capabilities exec's commands would hold (the host's
+    perl does, before anything of the image runs): an agent that deletes its setpriv still gets
+    an exec, and it still holds no capability."""
     from exploreval.suites.terminal._image import build_image
     from exploreval.suites.terminal._image_recipe import BuildRecipe
     from exploreval.suites.terminal._sandbox import Sandbox
@@ -218,4 +218,4 @@ async def test_an_agent_deleting_setpriv_cannot_switch_exec_to_the_bare_path() -
         assert "done" in gone.stdout
         assert sb.image_root is not None and not (sb.image_root / "usr/bin/setpriv").exists()
         after = await sb.exec(["grep", "CapEff", "/proc/self/status"])
-        assert after.returncode != 0 and "CapEff" not in after.stdout
+        assert after.returncode == 0 and after.stdout.split()[-1] == "0" * 16
