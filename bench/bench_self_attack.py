@@ -31,8 +31,8 @@ from typing import Any
 
 async def _play(source: str, task: Any, plants: str | None) -> dict[str, Any]:
     """The gold as the task's oracle runs it (:mod:`._oracle`), then ``plants`` if any."""
-    from exploreval.suites.terminal._env import TerminalEnv
     from exploreval.suites.terminal._agents_basic import gold_keystrokes
+    from exploreval.suites.terminal._env import TerminalEnv
 
     env = TerminalEnv(tasks=source, task=task.id, cast=False)
     gold = gold_keystrokes(task.solution, archive=task.solution_archive, env=task.solution_env)
