@@ -47,7 +47,9 @@ _NAMES = st.text(alphabet="abcxyz_-.", min_size=1, max_size=8).filter(
 )
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     files=st.dictionaries(
         st.lists(_NAMES, min_size=1, max_size=3).map(tuple),
