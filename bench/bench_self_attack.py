@@ -31,11 +31,11 @@ from typing import Any
 
 async def _play(source: str, task: Any, plants: str | None) -> dict[str, Any]:
     """The gold as the task's oracle runs it (:mod:`._oracle`), then ``plants`` if any."""
-    from exploreval.suites.terminal._agents_basic import gold_keystrokes
     from exploreval.suites.terminal._env import TerminalEnv
+    from exploreval.suites.terminal._oracle import oracle_keystrokes
 
     env = TerminalEnv(tasks=source, task=task.id, cast=False)
-    gold = gold_keystrokes(task.solution, archive=task.solution_archive, env=task.solution_env)
+    gold = oracle_keystrokes(task.oracle_truth())
     commands = [{"keystrokes": gold, "duration": 600, "block": True}]
     if plants:
         keys = f"bash <<'EXPLOREVAL_PLANT'\n{plants}EXPLOREVAL_PLANT\n"

@@ -126,12 +126,12 @@ def _cast_text(cast: str) -> str:
 
 
 async def _episode(env: Any, *, gold: bool) -> dict[str, Any]:
-    from exploreval.suites.terminal._agents_basic import gold_keystrokes
+    from exploreval.suites.terminal._oracle import oracle_keystrokes
 
     await env.areset(seed=0)
     task = env.task
     if gold:
-        keys = gold_keystrokes(task.solution, archive=task.solution_archive, env=task.solution_env)
+        keys = oracle_keystrokes(task.oracle_truth())
         action = {"commands": [{"keystrokes": keys, "duration": task.agent_timeout_s,
                                 "block": True}], "task_complete": True}  # fmt: skip
     else:

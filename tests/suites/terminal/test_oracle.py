@@ -23,6 +23,7 @@ from exploreval.suites.terminal._oracle import (
     HARBOR_SOLUTION_DIR,
     gold_keystrokes,
     solution_archive,
+    oracle_keystrokes,
     solution_env,
 )
 from exploreval.suites.terminal._tasks import load_task
@@ -160,6 +161,8 @@ def test_a_harbor_task_carries_its_solution_folder_and_env(tmp_path: Path) -> No
         task.solution, archive=task.solution_archive, env=task.solution_env
     )
     assert f"{HARBOR_SOLUTION_DIR}/solve.sh" in keys and "SECRET_TOKEN" not in keys
+    assert oracle_keystrokes(truth) == keys
+    assert oracle_keystrokes({"solution": None}) is None and oracle_keystrokes({}) is None
     # a Terminal-Bench task, or a Harbor one loaded before this issue, runs its script alone
     assert f"{HARBOR_SOLUTION_DIR}/solve.sh" not in gold_keystrokes("echo hi\n")
 

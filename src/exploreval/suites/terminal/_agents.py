@@ -26,7 +26,7 @@ from collections import deque
 from typing import Any
 
 from exploreval.agents import EpisodeContext, ScriptedAgent
-from exploreval.suites.terminal._agents_basic import gold_keystrokes
+from exploreval.suites.terminal._oracle import oracle_keystrokes
 
 _EXTRACT = "sed -n '/^```bash$/,/^```$/p' {src} | sed '/^```/d'"
 _INTERESTING = re.compile(r"^(readme|solution|hint|notes?)", re.I)
@@ -101,27 +101,17 @@ class OracleAgent(ScriptedAgent):
     privileged = True
 
     def start(self, ctx: EpisodeContext, observation: str) -> None:
-        gt = ctx.ground_truth or {}
-        solution = gt.get("solution")
-        if not solution:
+        keys = oracle_keystrokes(ctx.ground_truth or {})
+        if keys is None:
             raise ValueError("the oracle needs ctx.ground_truth['solution'] (the gold script)")
-        self._script = str(solution)
-        self._archive: str | None = gt.get("solution_archive")
-        self._env: dict[str, str] = dict(gt.get("solution_env") or {})
+        self._keystrokes = keys.removesuffix("\n")
         self._sent = False
 
     def choose(self, observation: str, info: dict[str, Any]) -> str:
         if self._sent:
             return action([], done=True)
         self._sent = True
-        return action(
-            [
-                gold_keystrokes(self._script, archive=self._archive, env=self._env).removesuffix(
-                    "\n"
-                )
-            ],
-            duration=60.0,
-        )
+        return action([self._keystrokes], duration=60.0)
 
 
 class IncuriousAgent(ScriptedAgent):

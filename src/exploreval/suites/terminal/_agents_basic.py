@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from exploreval.agents import EpisodeContext, ScriptedAgent
-from exploreval.suites.terminal._oracle import GOLD_SCRIPT, gold_keystrokes
+from exploreval.suites.terminal._oracle import GOLD_SCRIPT, gold_keystrokes, oracle_keystrokes
 
 __all__ = ["GOLD_SCRIPT", "GoldSolutionAgent", "RandomTerminalAgent", "gold_keystrokes"]
 
@@ -38,17 +38,13 @@ class GoldSolutionAgent(ScriptedAgent):
     privileged = True
 
     def start(self, ctx: EpisodeContext, observation: str) -> None:
-        truth = ctx.ground_truth or {}
-        self.solution: str | None = truth.get("solution")
-        self.archive: str | None = truth.get("solution_archive")
-        self.env: dict[str, str] = dict(truth.get("solution_env") or {})
+        self.keystrokes = oracle_keystrokes(ctx.ground_truth or {})
         self.sent = False
 
     def choose(self, observation: str, info: dict[str, Any]) -> str:
-        if self.sent or not self.solution:
+        if self.sent or self.keystrokes is None:
             return json.dumps({"commands": [], "task_complete": True})
         self.sent = True
-        keys = gold_keystrokes(self.solution, archive=self.archive, env=self.env)
         return json.dumps(
-            {"commands": [{"keystrokes": keys, "duration": 1.0}], "task_complete": False}
+            {"commands": [{"keystrokes": self.keystrokes, "duration": 1.0}], "task_complete": False}
         )

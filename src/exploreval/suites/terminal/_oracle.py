@@ -21,6 +21,7 @@ import io
 import re
 import shlex
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,13 @@ def gold_keystrokes(
         f"chmod +x {target}/solve.sh && {assignments} {target}/solve.sh\n"
         f"{lines}\n{GOLD_MARKER}\n"
     )
+
+
+def oracle_keystrokes(truth: Mapping[str, Any]) -> str | None:
+    """:func:`gold_keystrokes` for an episode's ground truth (``TerminalTask.oracle_truth``):
+    what every privileged agent and bench types; None when the task ships no gold."""
+    solution = truth.get("solution")
+    if not solution:
+        return None
+    env = truth.get("solution_env") or {}
+    return gold_keystrokes(str(solution), archive=truth.get("solution_archive"), env=dict(env))
