@@ -91,6 +91,10 @@ async def test_terminal_bench_template_builds_and_its_tests_run_as_shipped(
         solved = await _verify(sb, tests, image.env)
     assert untouched.resolved is False and untouched.sessions == 1  # type: ignore[attr-defined]
     assert solved.resolved is True, solved.reasons  # type: ignore[attr-defined]
+    # a failure on an emulated base says so (a resolved one has nothing to explain)
+    emulated = bool(image.meta["emulated"])  # this machine reaches no registry: emulated
+    assert untouched.emulated_base is emulated and solved.emulated_base is False  # type: ignore[attr-defined]
+    assert any("built on an emulated base" in r for r in untouched.reasons) is emulated  # type: ignore[attr-defined]
     assert [t.name.split("::")[-1] for t in solved.tests] == ["test_hello_file_exists_example"]  # type: ignore[attr-defined]
 
 

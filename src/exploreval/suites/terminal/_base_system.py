@@ -192,12 +192,17 @@ def base_conventions(rootfs: Path, base: Base, *, cas: bool = True) -> None:
     """What the official images have that a minbase lacks: ``python``/``pip`` on PATH and pip
     allowed to install system-wide (python: images); and the host's apt options, pip index and
     locally trusted certificate authorities (``cas``: once ``update-ca-certificates`` is in)."""
+    # the host's authorities go where Debian's update-ca-certificates reads local ones, and are
+    # trusted now where the image has ca-certificates; an image without them gets them trusted
+    # only if its Dockerfile installs ca-certificates (its postinst reads them), as locally
+    # added authorities would be in Docker
     cas_found = host_cas() if cas else []
     if cas_found:
         target = rootfs / "usr/local/share/ca-certificates/exploreval-host"
         target.mkdir(parents=True, exist_ok=True)
         for i, ca in enumerate(cas_found):
             shutil.copy2(ca, target / f"{i}-{ca.name}")
+    if cas_found and (rootfs / "usr/sbin/update-ca-certificates").exists():
         run_in_root(rootfs, ["update-ca-certificates"], env={"PATH": BUILD_PATH}, binds=[],
                     network=False, what="trusting the host's certificate authorities", log=None,
                     scratch=rootfs.parent, timeout=300)  # fmt: skip

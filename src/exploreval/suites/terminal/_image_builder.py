@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from exploreval.suites.terminal._base_source import emulation_note
 from exploreval.suites.terminal._base_system import (
     TOOLS_NOTE,
     ensure_base,
@@ -138,6 +139,8 @@ class ImageBuilder:
                 self.notes.extend(config["notes"])
             else:
                 base_root = ensure_base(base, self.log, tools=tools)
+                if base.emulated:
+                    self.notes.append(emulation_note(base_root, base))
             rootfs = self.work / ("rootfs" if index == len(self.df.stages) - 1 else f"stage{index}")
             self.log.write(f"$ cp -a {base_root} {rootfs}\n")
             subprocess.run(["cp", "-a", "--reflink=auto", str(base_root), str(rootfs)], check=True)
@@ -178,6 +181,7 @@ class ImageBuilder:
             "user": final.user,
             "shell": final.shell,
             "base": self.bases[-1].note,
+            "emulated": [b.note for b in self.bases if b.emulated],
             "notes": self.notes,
             "terminal_bench_tools": self.recipe.terminal_bench_tools,
             "builder": BUILDER_VERSION,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from exploreval.suites.terminal._bases import Base, BaseRefused, map_base
+from exploreval.suites.terminal._bases import Base, BaseRefused
 from exploreval.suites.terminal._docker_syntax import (
     Dockerfile,
     arg_of,
@@ -34,7 +34,7 @@ from exploreval.suites.terminal._host_settings import (
 from exploreval.suites.terminal._image_ref import Reference
 
 #: Bump when what a build produces changes: every cached image is rebuilt.
-BUILDER_VERSION = 5
+BUILDER_VERSION = 6
 
 
 UV_VERSION = "0.7.13"
@@ -131,8 +131,11 @@ def static_workdir(df: Dockerfile, base: Base, args: dict[str, str]) -> str:
 
 
 def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]]:
-    """Parse the Dockerfile and map every stage's base; refuse what cannot be honoured with the
-    file, line and reason (:class:`TaskFormatError`). Returns the parse, the bases and notes."""
+    """Parse the Dockerfile and choose every stage's base (the real image where its registry
+    answers, else emulated: :mod:`._base_source`); refuse what cannot be honoured with the file,
+    line and reason (:class:`TaskFormatError`). Returns the parse, the bases and notes."""
+    from exploreval.suites.terminal._base_source import choose_base
+
     df = parse_dockerfile_file(recipe.dockerfile)
     notes: list[str] = []
     bases: list[Base] = []
@@ -146,7 +149,7 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
                 "supported; build the stage's steps into one stage"
             )
         try:
-            base = map_base(ref, stage.platform)
+            base = choose_base(ref, stage.platform)
         except BaseRefused as exc:
             raise TaskFormatError(f"{recipe.dockerfile}:{stage.line}: {exc}") from None
         bases.append(base)

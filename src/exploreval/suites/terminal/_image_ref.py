@@ -48,9 +48,15 @@ class Reference:
 
     @property
     def qualified(self) -> str:
-        """``registry/path[:tag][@digest]``: what skopeo pulls, with no short-name lookup."""
+        """``registry/path[:tag][@digest]``: the full name, with no short-name lookup."""
         return (f"{self.registry}/{self.path}" + (f":{self.tag}" if self.tag else "")
                 + (f"@{self.digest}" if self.digest else ""))  # fmt: skip
+
+    @property
+    def pullable(self) -> str:
+        """``registry/path@digest`` when pinned, else :attr:`qualified`: skopeo refuses a tag and
+        digest together, and the digest is what names the content (the tag is then only a label)."""
+        return f"{self.registry}/{self.path}@{self.digest}" if self.digest else self.qualified
 
     @property
     def host(self) -> str:

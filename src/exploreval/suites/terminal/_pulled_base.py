@@ -1,12 +1,12 @@
 """A Dockerfile's ``FROM`` a registry image (``localstack/localstack:4.3``, an application's own
 image): pulled as Docker pulls it (:mod:`._registry`), then made into a base the agent can work in.
 
-The sandbox runs the same harness inside every image: tmux (the agent's pane), bash, python3
-(verification), curl, ps and the CA certificates. A Debian or Ubuntu image that lacks some of
-them gets them from its *own* apt sources (as a Dockerfile's ``RUN apt-get install`` would), with
-the one-uid apt and the host's apt, pip and CA settings every built base has
-(:func:`._base_system.base_conventions`). An image without apt that lacks them is refused at build
-time, naming what it lacks. Terminal-Bench's test tools are provisioned as on any base.
+The harness (the pane's tmux; for verification a Python with pytest, curl and ps) is beside the
+image, never added to it (:mod:`._harness_tree`): the image keeps its own packages, whatever its
+distribution or package manager. It needs only a shell (``/bin/sh``) for the agent's pane; one
+without is refused at build time. The host's apt options, pip index and CA files are carried in
+as on any built base (:func:`._base_system.base_conventions`), and Terminal-Bench's test tools
+are provisioned as on any base.
 
 The image's config gives the stage its starting ``Env`` and ``WorkingDir``, as in Docker. The
 result is a base cache entry (``bases/pulled-<name>-<key>``) keyed by the pulled manifest's
@@ -42,15 +42,11 @@ from exploreval.suites.terminal._registry import pull_image
 from exploreval.suites.terminal._root_run import run_in_root
 from exploreval.suites.terminal._test_tools import provision_test_tools
 
-#: The harness's commands and the Debian package that provides each.
-HARNESS_TOOLS = {"tmux": "tmux", "bash": "bash", "python3": "python3", "curl": "curl",
-                 "ps": "procps"}  # fmt: skip
 _CONFIG = "pulled.json"
+#: The programs the agent's pane would reach for that the image may lack (noted, not added).
+_COMMON_TOOLS = ("bash", "python3", "curl", "ps", "tmux")
 _SURVEY = "\n".join([
-    *(f"command -v {tool} >/dev/null 2>&1 || echo 'missing {package}'"
-      for tool, package in HARNESS_TOOLS.items()),
-    "[ -e /etc/ssl/certs/ca-certificates.crt ] || echo 'missing ca-certificates'",
-    "command -v apt-get >/dev/null 2>&1 && echo 'has apt'",
+    *(f"command -v {tool} >/dev/null 2>&1 || echo 'lacks {tool}'" for tool in _COMMON_TOOLS),
     "grep -s '^ID=' /etc/os-release /usr/lib/os-release | head -n 1 || true",
 ])  # fmt: skip
 
@@ -105,33 +101,16 @@ def _make(
             f"FROM {base.pulled}: the image cannot run a shell (/bin/sh), which the agent's "
             f"pane needs: {str(exc)[-300:]}"
         ) from None
-    missing = [line.split(" ", 1)[1] for line in survey.splitlines() if line.startswith("missing ")]
+    lacks = [line.split(" ", 1)[1] for line in survey.splitlines() if line.startswith("lacks ")]
     system = next((ln.split("=", 1)[1].strip('"') for ln in survey.splitlines() if "ID=" in ln),
                   "unknown")  # fmt: skip
     notes = [f"pulled {base.pulled} ({meta.get('manifest_digest', '')[:19]}, {system})"]
-    if missing:
-        if "has apt" not in survey.splitlines():
-            raise ImageBuildError(
-                f"FROM {base.pulled}: the image ({system}) lacks {', '.join(missing)} and has no "
-                "apt to add them; the agent's pane needs tmux, bash and python3"
-            )
-        install = (
-            "set -e\napt-get update -qq\n"
-            f"apt-get install -y -qq --no-install-recommends {' '.join(missing)} >/dev/null\n"
-            "rm -rf /var/lib/apt/lists/*\n"
-        )
-        base_conventions(rootfs, base, cas=False)  # one-uid apt before apt runs
-        run_in_root(rootfs, ["/bin/sh", "-c", install], env=env, binds=[], network=True,
-                    what=f"adding the harness to {base.pulled} ({', '.join(missing)})",
-                    log=log, scratch=target, timeout=1200)  # fmt: skip
-        again = run_in_root(rootfs, ["/bin/sh", "-c", _SURVEY], env=env, binds=[],
-                            network=False, what=f"surveying {base.pulled} again", log=log,
-                            scratch=target, timeout=120)  # fmt: skip
-        still = [ln.split(" ", 1)[1] for ln in again.splitlines() if ln.startswith("missing ")]
-        if still:
-            raise ImageBuildError(f"FROM {base.pulled}: apt installed the harness's packages, "
-                                  f"and {', '.join(still)} is still missing")  # fmt: skip
-        notes.append(f"added with the image's apt: {', '.join(missing)} (the harness)")
+    if " -> the real image" in base.note:  # an official image, not emulated (._base_source)
+        notes.append(base.note)
+    notes.extend(n for n in meta.get("notes", []) if not n.startswith("pulled "))  # mirror, USER
+    if lacks:
+        notes.append(f"the image has no {', '.join(lacks)}: left so (the harness's own are "
+                     "beside the image, not on the agent's PATH)")  # fmt: skip
     base_conventions(rootfs, base)
     if tools:
         note = provision_test_tools(rootfs, target, log)

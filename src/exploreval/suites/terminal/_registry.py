@@ -42,8 +42,59 @@ from exploreval.suites.terminal._image_ref import Reference
 INSECURE_ENV = "EXPLOREVAL_INSECURE_REGISTRIES"
 
 
+MIRRORS_ENV = "EXPLOREVAL_REGISTRY_MIRRORS"
+
+
 def _insecure(registry: str) -> bool:
     return registry in {r.strip() for r in os.environ.get(INSECURE_ENV, "").split(",") if r}
+
+
+def registry_mirrors() -> dict[str, str]:
+    """``EXPLOREVAL_REGISTRY_MIRRORS`` (``registry=mirror,...``): where a registry's pulls go
+    instead, as Docker's ``registry-mirrors`` (``docker.io=cache.local:5000``)."""
+    found: dict[str, str] = {}
+    for item in os.environ.get(MIRRORS_ENV, "").split(","):
+        if not item.strip():
+            continue
+        registry, sep, mirror = item.strip().partition("=")
+        if not sep or not registry or not mirror or "/" in mirror:
+            raise ImageBuildError(
+                f"{MIRRORS_ENV}: {item.strip()!r} is not registry=mirror-host[:port] "
+                "(e.g. docker.io=127.0.0.1:5000)"
+            )
+        found[registry] = mirror
+    return found
+
+
+def pull_location(ref: Reference) -> Reference:
+    """Where ``ref`` is pulled from: its own registry, or the mirror configured for it."""
+    mirror = registry_mirrors().get(ref.registry)
+    if mirror is None:
+        return ref
+    tail = (f":{ref.tag}" if ref.tag else "") + (f"@{ref.digest}" if ref.digest else "")
+    return Reference(f"{mirror}/{ref.path}{tail}")
+
+
+_ANSWERS: dict[str, bool] = {}
+
+
+def registry_reachable(ref: Reference) -> bool:
+    """Can the registry ``ref`` is pulled from be reached (TCP, its port, or 443/80)?"""
+    location = pull_location(ref)
+    host, _, port = location.registry.partition(":")
+    if not port:
+        from exploreval.suites.terminal._reachability import reachable
+
+        return reachable(location.host)
+    if location.registry not in _ANSWERS:
+        import socket
+
+        try:
+            socket.create_connection((host, int(port)), timeout=4).close()
+            _ANSWERS[location.registry] = True
+        except (OSError, ValueError):
+            _ANSWERS[location.registry] = False
+    return _ANSWERS[location.registry]
 
 
 def pulled_key(reference: str) -> str:
@@ -60,22 +111,25 @@ def pull_image(reference: str, *, timeout_s: float = 1800.0) -> BuiltImage:
         raise ImageBuildError(str(exc)) from None
 
     def pull(work: Path, started: float) -> dict[str, Any]:
-        insecure = _insecure(ref.registry)
-        if not insecure:
-            from exploreval.suites.terminal._reachability import reachable
-
-            if not reachable(ref.host):
-                raise ImageBuildError(
-                    f"pulling {reference}: this machine cannot reach the registry {ref.host}",
-                    unreachable=ref.host,
-                )
+        location = pull_location(ref)
+        insecure = _insecure(location.registry)
+        if not insecure and not registry_reachable(ref):
+            raise ImageBuildError(
+                f"pulling {reference}: this machine cannot reach the registry {location.host}",
+                unreachable=location.host,
+            )
         for tool in ("skopeo", "umoci"):
             if shutil.which(tool) is None:
                 raise ImageBuildError(
                     f"pulling {reference} needs {tool} (Debian's package {tool}; "
                     "scripts/install.sh installs it)"
                 )
-        return _pull_into(ref, work, insecure=insecure, timeout_s=timeout_s)
+        meta = _pull_into(location, work, insecure=insecure, timeout_s=timeout_s)
+        if location is not ref:
+            meta["notes"].append(f"{ref.qualified} pulled from its mirror {location.registry} "
+                                 f"({MIRRORS_ENV})")  # fmt: skip
+            meta["reference"] = ref.text
+        return meta
 
     return make_entry(images_root() / pulled_key(reference), pull)
 
@@ -102,7 +156,7 @@ def _pull_into(ref: Reference, work: Path, *, insecure: bool, timeout_s: float) 
             "--override-arch", "amd64"]  # fmt: skip
     if insecure:
         copy.append("--src-tls-verify=false")
-    _run([*copy, f"docker://{ref.qualified}", f"oci:{layout}:image"],
+    _run([*copy, f"docker://{ref.pullable}", f"oci:{layout}:image"],
          f"pulling {ref.text} (skopeo copy)", timeout_s, ref)  # fmt: skip
     _run(["umoci", "raw", "unpack", "--image", f"{layout}:image", str(work / "rootfs")],
          f"unpacking {ref.text} (umoci raw unpack)", timeout_s, ref)  # fmt: skip

@@ -43,6 +43,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from exploreval.suites.terminal._audit import VerificationAudit
+from exploreval.suites.terminal._base_source import emulation_reason
 from exploreval.suites.terminal._errors import SandboxError
 from exploreval.suites.terminal._index import DEFAULT_INDEX, requested_tools
 from exploreval.suites.terminal._output import truncate_middle
@@ -121,6 +122,8 @@ class VerificationResult(BaseModel):
     unreachable_host: str | None = None
     #: The episode's disk quota (MB) when the agent's phase filled it (a failed one only).
     disk_filled_mb: int | None = None
+    #: The failed verification ran on an image built over an emulated base (``._base_source``).
+    emulated_base: bool = False
     #: Internet names the episode's processes (the agent's, its services', the tests') asked DNS
     #: for and did not get (``._dns_log``), at most 20: a diagnostic, never a verdict.
     unresolved_hosts: list[str] = Field(default_factory=list)
@@ -481,6 +484,10 @@ async def verify(
             f"disk_mb={4 * quota} (a tmpfs up to a quarter of this machine's memory, taken "
             "only as it fills; a sparse file on the host's disk above)"
         )
+    emulated = emulation_reason(sandbox.config.image) if not result.resolved else None
+    if emulated:
+        result.emulated_base = True
+        result.reasons.append(emulated)
     nets = [n for n in (sandbox._net, getattr(sandbox.network_of, "slirp", None)) if n]
     tests_asked = list(run.unresolved_hosts)
     if keep_agent or sandbox.network_of is not None:  # the tests' lookups went through these too
