@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-dev,local,ray,embeddings,textworld,inspect,mem0,langmem,amem}"
-packages=(bubblewrap tmux util-linux iproute2 python3-pytest jq git make openssl mmdebstrap slirp4netns skopeo umoci docker-registry busybox-static chromium chromium-driver)
+packages=(bubblewrap tmux patchelf curl procps util-linux iproute2 python3-pytest jq git make openssl mmdebstrap slirp4netns skopeo umoci docker-registry busybox-static chromium chromium-driver)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -22,8 +22,8 @@ from exploreval.suites.terminal._errors import TaskFormatError
 from exploreval.suites.terminal._oracle import (
     HARBOR_SOLUTION_DIR,
     gold_keystrokes,
-    solution_archive,
     oracle_keystrokes,
+    solution_archive,
     solution_env,
 )
 from exploreval.suites.terminal._tasks import load_task

@@ -25,9 +25,11 @@ maps to is pulled instead, and the harness added to it (``._registry``, ``._pull
 * Any other image (an application's: ``localstack/localstack``, another registry's) is pulled
   from its registry and the harness is added to it with its own apt (:mod:`._pulled_base`).
 
-Every image also gets what the harness needs inside it: ``tmux`` (the agent's terminal), ``bash``,
-``python3`` (verification runs pytest; Terminal-Bench's uv would otherwise download a Python),
-``ca-certificates``, ``curl`` and ``procps``.
+A rebuilt base has the packages of the image it stands for and nothing more: the harness (tmux,
+a Python with pytest for verification, curl, ps) is beside the image, never in it
+(:mod:`._harness_tree`), so the image's ``dpkg -l``, its apt pins and its Python are what its
+Dockerfile made. ``debian:*`` and ``ubuntu:*`` are a minbase (their official images are);
+``python:*`` add Python, pip, venv and the CA certificates, as the official ones have.
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ UBUNTU_RELEASES = {
     "20.04": "focal", "focal": "focal", "22.04": "jammy", "jammy": "jammy",
     "24.04": "noble", "noble": "noble", "latest": "noble", "rolling": "noble",
 }  # fmt: skip
-#: What the harness needs in every image.
-HARNESS_PACKAGES = ("apt", "tmux", "bash", "python3", "ca-certificates", "curl", "procps")
+#: What every rebuilt base has: its minbase (essential packages) and apt, as the official
+#: ``debian``/``ubuntu`` images. The harness is not here (module docstring).
+BASE_PACKAGES = ("apt",)
 #: ``python:`` images (slim ones included) ship Python's C headers: tasks build extensions
 #: (``setup.py build_ext``) against them, so the headers come with every python base.
-_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv", "python3-dev")
+_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv", "python3-dev", "ca-certificates",
+                    "netbase", "tzdata")  # fmt: skip
 #: What the non-slim ``python:`` images inherit from ``buildpack-deps``.
 _BUILDPACK = ("build-essential", "git", "wget", "openssh-client", "libffi-dev", "libssl-dev",
               "zlib1g-dev", "pkg-config", "unzip", "xz-utils")  # fmt: skip
@@ -86,6 +90,9 @@ class Base:
     #: A registry image to pull and carry the harness into (``._pulled_base``), instead of a
     #: release to build: ``distro`` is then "pulled" and ``release`` a name for the cache.
     pulled: str | None = None
+    #: Why this image is rebuilt from packages though its ``FROM`` names a real image
+    #: (:mod:`._base_source`); None for the real image, pulled.
+    emulated: str | None = None
 
     @property
     def key(self) -> str:
@@ -203,7 +210,7 @@ def _map_base(image: str, platform: str | None = None) -> Base:
             )
             + pinned
         )
-        return Base(distro, rel, _merge(HARNESS_PACKAGES, packages), python=version,
+        return Base(distro, rel, _merge(BASE_PACKAGES, packages), python=version,
                     env=dict(_DEFAULT_ENV), note=note)  # fmt: skip
     if name == "debian":
         rel_name = re.sub(r"-slim$", "", tag)
@@ -213,7 +220,7 @@ def _map_base(image: str, platform: str | None = None) -> Base:
                 f"FROM {image}: unknown Debian release {tag!r} (known: "
                 f"{', '.join(sorted(set(DEBIAN_RELEASES)))})"
             )
-        return Base("debian", debian, HARNESS_PACKAGES, env=dict(_DEFAULT_ENV),
+        return Base("debian", debian, BASE_PACKAGES, env=dict(_DEFAULT_ENV),
                     note=f"{image} -> debian {debian}{pinned}")  # fmt: skip
     if name == "ubuntu":
         ubuntu = UBUNTU_RELEASES.get(tag)
@@ -222,7 +229,7 @@ def _map_base(image: str, platform: str | None = None) -> Base:
                 f"FROM {image}: unknown Ubuntu release {tag!r} (known: "
                 f"{', '.join(sorted(set(UBUNTU_RELEASES)))})"
             )
-        return Base("ubuntu", ubuntu, (*HARNESS_PACKAGES, "ubuntu-keyring"),
+        return Base("ubuntu", ubuntu, (*BASE_PACKAGES, "ubuntu-keyring"),
                     env=dict(_DEFAULT_ENV), note=f"{image} -> ubuntu {ubuntu}{pinned}")  # fmt: skip
     if name in ("scratch",):
         raise BaseRefused("FROM scratch: an empty image has no shell for the agent")
@@ -238,9 +245,8 @@ def _map_base(image: str, platform: str | None = None) -> Base:
     except ValueError as exc:
         raise BaseRefused(f"FROM {image}: {exc}") from None
     return Base(
-        "pulled", ref.path.replace("/", "-"), HARNESS_PACKAGES, pulled=ref.text,
-        note=f"{image} -> pulled from {ref.host}, with the harness (tmux, bash, python3, curl, "
-             "ps) added by its own apt where it lacks them",
+        "pulled", ref.path.replace("/", "-"), BASE_PACKAGES, pulled=ref.text,
+        note=f"{image} -> pulled from {ref.host} (the harness beside it, not in it)",
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from exploreval.suites.terminal._cast import CastRecorder
 from exploreval.suites.terminal._errors import SandboxError
+from exploreval.suites.terminal._harness_tree import HARNESS_TMUX
 from exploreval.suites.terminal._output import (
     PASTE_THRESHOLD,
     key_name,
@@ -63,7 +64,7 @@ class PaneMixin:
         if not self.child_pid or self.terminated:
             raise SandboxError("sandbox not running")
         returncode, out, err, _ = await self._run_inside(
-            ["tmux", "-S", TMUX_SOCK, *args],
+            [HARNESS_TMUX, "-S", TMUX_SOCK, *args],
             env=self.env,
             cwd="/",
             timeout=timeout,

@@ -292,7 +292,7 @@ class Sandbox(PaneMixin):
                 # a service: its process, its output and its exit status in the control dir
                 argv += ["--", "/bin/sh", "-c", SERVICE_WRAPPER, "service", *self.config.command]
             else:
-                argv += ["--", *tmux_server_argv(self.config.image, TMUX_CONF, TMUX_SOCK)]
+                argv += ["--", *tmux_server_argv(TMUX_CONF, TMUX_SOCK)]
             # joining a shared network needs the host's root for nsenter, then the sandbox's uid
             identity: dict[str, Any] = (
                 {} if shared is not None

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import functools
 import platform
-import re
 from pathlib import Path
 
+from exploreval.suites.terminal._harness_tree import (
+    HARNESS_ROOT,
+    HARNESS_TMUX,
+    ensure_harness_tree,
+)
 from exploreval.suites.terminal._rootfs import (
     EpisodeDisk,
 )
@@ -57,8 +61,13 @@ def bwrap_root_args(
     # limit; /dev/shm is a directory of the episode's disk, in its quota.
     special = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
     special += ["--bind", str(disk.shm), "/dev/shm", "--remount-ro", "/dev"]
+    # the harness beside the image (:mod:`._harness_tree`): its tmux, and for verification a
+    # Python, curl and ps at the end of PATH, never installed into the image
+    tree = str(ensure_harness_tree())
+    harness = ["--ro-bind", tree, HARNESS_ROOT]
     if image_root is not None:
-        argv += ["--bind", str(image_root), "/", *special]
+        argv += ["--bind", str(image_root), "/", *special, *harness]
+        argv += ["--ro-bind", f"{tree}/bin", SHIM_DIR]
     else:
         argv += [
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
@@ -68,7 +77,7 @@ def bwrap_root_args(
             "--bind", str(disk.disk / "tmp"), "/tmp",
             "--bind", str(disk.disk / "root"), "/root",
             "--dir", SHIM_DIR, "--symlink", "/usr/bin/python3", f"{SHIM_DIR}/python",
-            "--bind", str(disk.disk / "app"), workdir,
+            "--bind", str(disk.disk / "app"), workdir, *harness,
         ]  # fmt: skip
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -86,42 +95,11 @@ def bare_root(image_root: Path | None) -> bool:
     return not with_tools or (env.is_symlink() and "busybox" in str(env.readlink()))
 
 
-#: tmux before 3.2 has no ``-D``: its server always forks into the background. The wrapper starts
-#: it (``exit-empty off`` keeps it without a session), asks it its pid, and stays in the
-#: foreground until it ends, so the sandbox still ends with its tmux server.
-_OLD_TMUX_SERVER = (
-    'tmux -f "$1" -S "$2" start-server || exit 1\n'
-    'pid=$(tmux -S "$2" run-shell "echo #{pid}") || exit 1\n'
-    'exec tail --pid="$pid" -s 0.1 -f /dev/null\n'
-)
-
-
-def tmux_server_argv(image_root: Path | None, conf: str, sock: str) -> list[str]:
-    """The sandbox's main command: its tmux server in the foreground (``tmux -D``, 3.2 and later),
-    or, for an image whose tmux is older (focal's 3.0a, bullseye's 3.1c), the wrapper above."""
-    version = image_package_version(image_root, "tmux")
-    if version is not None and version < (3, 2):
-        return ["/bin/sh", "-c", _OLD_TMUX_SERVER, "tmux-server", conf, sock]
-    return ["tmux", "-D", "-f", conf, "-S", sock]
-
-
-@functools.lru_cache(maxsize=1024)
-def image_package_version(image_root: Path | None, package: str) -> tuple[int, int] | None:
-    """(major, minor) of ``package`` as dpkg installed it in the image as built, or None (the
-    host system's, or not installed by dpkg: taken to be current). Read from the built image,
-    which never changes once cached, never from the episode's root that the agent can write."""
-    if image_root is None:
-        return None
-    try:
-        status = (image_root / "var/lib/dpkg/status").read_text(errors="replace")
-    except OSError:
-        return None
-    match = re.search(
-        rf"^Package: {re.escape(package)}\n(?:[^\n]+\n)*?Version: (?:\d+:)?(\d+)\.(\d+)",
-        status,
-        re.M,
-    )
-    return (int(match.group(1)), int(match.group(2))) if match else None
+def tmux_server_argv(conf: str, sock: str) -> list[str]:
+    """The sandbox's main command: the harness's tmux server in the foreground (``tmux -D``):
+    the tree's tmux whatever the image has (focal's 3.0a and bullseye's 3.1c have no ``-D``), so
+    the sandbox ends with its server."""
+    return [HARNESS_TMUX, "-D", "-f", conf, "-S", sock]
 
 
 @functools.cache

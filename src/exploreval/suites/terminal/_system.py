@@ -23,6 +23,7 @@ INSTALL_SCRIPT = "bash scripts/install.sh"
 TOOLS: dict[str, tuple[str, str]] = {
     "bwrap": ("bubblewrap", "the sandbox"),
     "tmux": ("tmux", "the agent's terminal"),
+    "patchelf": ("patchelf", "the harness beside the image (its tmux, python3, curl and ps)"),
     "prlimit": ("util-linux", "the sandbox's resource limits"),
     "nsenter": ("util-linux", "running the editor and verification inside the sandbox"),
     "setpriv": ("util-linux", "dropping capabilities of commands run inside the sandbox"),

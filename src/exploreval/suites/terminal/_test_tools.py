@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from exploreval.suites.terminal._harness_tree import HARNESS_ROOT, ensure_harness_tree
 from exploreval.suites.terminal._host_settings import (
     trust_env,
 )
@@ -32,6 +33,7 @@ from exploreval.suites.terminal._image_recipe import (
 )
 from exploreval.suites.terminal._reachability import unreachable_host
 from exploreval.suites.terminal._root_run import run_in_root
+from exploreval.suites.terminal._sandbox_config import SHIM_DIR
 
 
 def fetch_uv(version: str = UV_VERSION) -> Path:
@@ -131,11 +133,19 @@ def provision_test_tools(rootfs: Path, scratch: Path, log: BuildLog | None) -> s
         "rm -rf $work",
         f"chmod -R a+rX {UV_CACHE}",
     ])  # fmt: skip
-    env = {"PATH": BUILD_PATH, "HOME": "/root", **trust_env()}
-    output = run_in_root(rootfs, ["/bin/sh", "-c", script], env=env,
-                         binds=[(uv, "/.exploreval-uv")], network=True,
-                         what="provisioning the test tools (uv, pytest)", log=log,
-                         scratch=scratch, timeout=900)  # fmt: skip
+    # the harness's Python last on PATH, as at verification: uv resolves pytest for the image's
+    # own Python, or for the harness's where the image has none (not a download it cannot make)
+    tree = ensure_harness_tree()
+    env = {"PATH": f"{BUILD_PATH}:{SHIM_DIR}", "HOME": "/root", **trust_env()}
+    binds = [(uv, "/.exploreval-uv"), (tree, HARNESS_ROOT), (tree / "bin", SHIM_DIR)]
+    try:
+        output = run_in_root(rootfs, ["/bin/sh", "-c", script], env=env, binds=binds,
+                             network=True, what="provisioning the test tools (uv, pytest)",
+                             log=log, scratch=scratch, timeout=900)  # fmt: skip
+    finally:
+        for mountpoint in ("/.exploreval-uv", HARNESS_ROOT, SHIM_DIR, "/opt/exploreval"):
+            with contextlib.suppress(OSError):  # bwrap's empty mount points, not the image's
+                (rootfs / mountpoint.lstrip("/")).rmdir()
     if _NO_PYTEST not in output:
         return None
     lines = output.split(_NO_PYTEST)[0].strip().splitlines()
