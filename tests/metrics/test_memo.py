@@ -48,7 +48,14 @@ def test_tide_loop_pass_is_shared_and_follows_the_identity() -> None:
     assert record_loops(rec, exact) is record_loops(rec, exact)
     assert record_loops(rec, exact).loop_steps == 0  # the "#t" suffix makes every state new
     stripped = strip_patterns(r" #\d+")
-    # s0 s1 s0 s1 s0 s1 with no final state: lap (s0 s1) repeats at steps 2-3 and the rotated
-    # lap (s1 s0) at steps 3-4; step 5 cannot close a lap -> steps {2, 3, 4}
-    assert record_loops(rec, stripped).loop_steps == 3
-    assert record_loop_mask(rec, stripped) == [False, False, True, True, True, False]
+    # s0 s1 s0 s1 s0 s1 with no final state. The authors' scan (the default): lap (s0 s1)
+    # repeats at 2-3, and from 2 again at 4-5 -> steps {2, 3, 4, 5}. Exhaustive: the lap at 2-3
+    # and the rotated lap (s1 s0) at 3-4; step 5 cannot close a lap -> steps {2, 3, 4}
+    assert record_loops(rec, stripped).loop_steps == 4
+    assert record_loop_mask(rec, stripped) == [False, False, True, True, True, True]
+    exhaustive = record_loops(rec, stripped, definition="exhaustive")
+    assert exhaustive is not None and exhaustive.loop_steps == 3
+    assert record_loop_mask(rec, stripped, definition="exhaustive") == [False, False] + [
+        True
+    ] * 3 + [False]
+    assert record_loops(rec, stripped) is record_loops(rec, stripped)  # each definition memoised

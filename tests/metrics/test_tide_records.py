@@ -184,10 +184,14 @@ def test_episode_row_for_a_known_env() -> None:
     assert row["tide_t_max"] == 30
     assert row["tide_solved_at"] == 6
     assert row["tide_auv"] == pytest.approx((30 - 6 + 0.5) / 30)
-    # cycles close at states 2, 3, 4, 5; the lap P.. R .P. L P.. repeats (actions 2, 3) and so does
-    # its rotation .P. L P.. R .P. (actions 3, 4): 3 loop steps of 6
-    assert row["tide_cycles"] == 4 and row["tide_loop_steps"] == 3
-    assert row["tide_loop_ratio"] == pytest.approx(0.5)
+    # the authors' scan: cycle P.. .P. at 0 whose lap repeats at actions 2, 3 (R L); from 2 the
+    # next lap is R D, not R L: 2 cycles, 2 loop steps of 6
+    assert row["tide_cycles"] == 2 and row["tide_loop_steps"] == 2
+    assert row["tide_loop_definition"] == "published"
+    assert row["tide_loop_ratio"] == pytest.approx(2 / 6)
+    # exhaustively, the rotation .P. L P.. R .P. (actions 3, 4) repeats too: 3 of 6
+    assert row["tide_loop_ratio_exhaustive"] == pytest.approx(3 / 6)
+    assert row["tide_loop_ratio_one_step"] == 0.0  # no action repeats from the same cell
     assert row["tide_progress_auv"] == pytest.approx(0.5 / 30 + 24 / 30)
     assert set(row) <= set(episode_metrics(record))  # registered for every family
 
@@ -216,8 +220,11 @@ def test_grid_step_counter_is_not_part_of_the_state() -> None:
     record = make_record(
         observations, ["right", "left"] * 3, env_id="exploreval/GridDAG-v0", family="grid"
     )
-    # [0,0] right [1,0] left [0,0] ...: laps repeat from action 2 on; the last lap is not closed
-    assert tide_episode_metrics(record)["tide_loop_steps"] == 3
+    # [0,0] right [1,0] left [0,0] ...: laps repeat from action 2 on (the scan compares the
+    # last lap although nothing closes it); exhaustively the open last lap does not count
+    row = tide_episode_metrics(record)
+    assert row["tide_loop_steps"] == 4
+    assert row["tide_loop_ratio_exhaustive"] == pytest.approx(3 / 6)
 
 
 # -- recall distance -----------------------------------------------------------------------------------
@@ -288,8 +295,8 @@ def test_tasks_split_by_loops_and_loop_action_verbs() -> None:
     assert summary["auv_tasks_with_loops"] == pytest.approx((30 - 6 + 0.5) / 30)
     assert summary["auv_tasks_without_loops"] == pytest.approx((30 - 2 + 0.5) / 30)
     verbs = tide_run_tables([looping, clean])["tide_loop_actions"]
-    # loop steps are actions 2, 3, 4: click, type, click
-    assert dict(zip(verbs["verb"], verbs["loop_steps"], strict=True)) == {"click": 2, "type": 1}
+    # loop steps are actions 2, 3 (click, type): the lap from 2 ends in done, not type
+    assert dict(zip(verbs["verb"], verbs["loop_steps"], strict=True)) == {"click": 1, "type": 1}
     assert verbs["share"].sum() == pytest.approx(1.0)
 
 

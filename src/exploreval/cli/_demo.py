@@ -36,7 +36,7 @@ CONTRAST_METRICS = (
     ("success", "success"),
     ("explore_error", "exploration error rate"),
     ("exploit_error", "exploitation error rate"),
-    ("tide_loop_ratio", "Loop Ratio"),
+    ("tide_loop_ratio", "Loop Ratio (published)"),
     ("coverage", "coverage"),
     ("invalid_rate", "invalid actions"),
 )

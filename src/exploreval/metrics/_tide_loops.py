@@ -1,6 +1,15 @@
 """Loop Ratio (TIDE Sec. 3.2, Eq. 2-4): cycles over hashed states, loops = a cycle immediately
 repeated with the same states and the same actions.
 
+Two readings of "a cycle immediately repeated", each by name (``LOOP_DEFINITIONS``):
+
+* ``"published"`` (the default): the authors' own scan, which made the paper's Table 2 (see
+  ``_tide_published``): left to right, one lap compared after each cycle, then a jump to the
+  cycle's end; the final state plays no part.
+* ``"exhaustive"``: the definition checked at every cycle end, described below, which also
+  counts rotated and partial laps, and needs the repeated lap to close on its first state
+  (which a known final state can do for the last lap); the published scan does not.
+
 States s_0 .. s_T (s_t is the observation before action a_t; s_T, the state after the last action,
 only when known) and actions a_0 .. a_{T-1}.
 
@@ -28,12 +37,35 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
 
+from exploreval.metrics._tide_published import published_loop_mask
 from exploreval.metrics._tide_state import StateIdentity
+
+#: Which reading of Eq. 2-4 a loop number uses (see the module docstring).
+LoopDefinition = Literal["published", "exhaustive"]
+
+#: Each definition and what it is, for reports and stored runs.
+LOOP_DEFINITIONS: dict[str, str] = {
+    "published": "TIDE authors' scan (their analysis code; the paper's Table 2)",
+    "exhaustive": "every cycle end checked: rotated and partial laps count too",
+}
+
+#: The definition used where none is named: the one the paper's numbers came from.
+DEFAULT_LOOP_DEFINITION: LoopDefinition = "published"
+
+
+def check_loop_definition(definition: str) -> LoopDefinition:
+    """The definition, or a ValueError naming the ones there are."""
+    if definition not in get_args(LoopDefinition):
+        raise ValueError(
+            f"unknown loop definition {definition!r}: expected one of {', '.join(LOOP_DEFINITIONS)}"
+        )
+    return definition  # type: ignore[return-value]
+
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -269,9 +301,17 @@ def loop_stats(
     *,
     final_state: Any = None,
     identity: StateIdentity | None = None,
+    definition: LoopDefinition = DEFAULT_LOOP_DEFINITION,
 ) -> tuple[BoolArray, LoopStats]:
-    """Loop step mask and counts for one trajectory."""
+    """Loop step mask and counts for one trajectory, by the named definition."""
+    check_loop_definition(definition)
     states, actions, final = _split(steps, final_state)
+    if definition == "published":
+        _check_lengths(len(states), len(actions))
+        ids = _state_ids(states, identity).tolist() if identity is not None else states
+        published, cycles, loops = published_loop_mask(ids, actions)
+        mask = np.array(published, dtype=np.bool_)
+        return mask, LoopStats(len(actions), int(mask.sum()), cycles, loops)
     if final is not None:
         states = [*states, final]
     if len(states) < _SHORT:  # ids as lists, never arrays (see _SHORT)
@@ -292,15 +332,16 @@ def loop_steps(
     *,
     final_state: Any = None,
     identity: StateIdentity | None = None,
+    definition: LoopDefinition = DEFAULT_LOOP_DEFINITION,
 ) -> list[bool]:
     """One bool per step: is this action part of a loop (a cycle repeating the previous cycle)?
 
     ``steps`` are (state, action) pairs, the state being the observation before the action;
     ``final_state`` is the state after the last action if known (it lets the last lap close).
     States compare by exact equality unless a ``StateIdentity`` is given; actions always compare
-    exactly (as in TIDE).
+    exactly (as in TIDE). ``definition`` names the reading (see ``LOOP_DEFINITIONS``).
     """
-    mask, _ = loop_stats(steps, final_state=final_state, identity=identity)
+    mask, _ = loop_stats(steps, final_state=final_state, identity=identity, definition=definition)
     return [bool(v) for v in mask]
 
 
@@ -308,12 +349,22 @@ def loop_ratio(
     trajectories: Sequence[Sequence[tuple[Any, Any]] | Trajectory],
     *,
     identity: StateIdentity | None = None,
+    definition: LoopDefinition = DEFAULT_LOOP_DEFINITION,
 ) -> float:
     """Eq. 4 pooled over trajectories: sum of loop steps / sum of steps (0.0 when there are no steps).
 
-    All trajectories go through the detector in one vectorised pass: state ids are made distinct per
-    trajectory, and a known final state gets a unique dummy action so nothing crosses a boundary.
+    Pooled as Eq. 4 is written (the authors' code prints this and also the mean of per-trajectory
+    ratios). For ``"exhaustive"`` all trajectories go through the detector in one vectorised
+    pass: state ids are made distinct per trajectory, and a known final state gets a unique dummy
+    action so nothing crosses a boundary.
     """
+    if check_loop_definition(definition) == "published":
+        loop_total = step_total = 0
+        for trajectory in trajectories:
+            _, stats = loop_stats(trajectory, identity=identity, definition="published")
+            loop_total += stats.loop_steps
+            step_total += stats.steps
+        return loop_total / step_total if step_total else 0.0
     all_states: list[Any] = []
     all_actions: list[Any] = []
     owner: list[IntArray] = []

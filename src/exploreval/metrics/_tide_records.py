@@ -23,8 +23,15 @@ from exploreval.metrics._tide_auv import (
     task_auv,
     task_progress_auv,
 )
-from exploreval.metrics._tide_loops import LoopStats, Trajectory, loop_stats
+from exploreval.metrics._tide_loops import (
+    DEFAULT_LOOP_DEFINITION,
+    LoopDefinition,
+    LoopStats,
+    Trajectory,
+    loop_stats,
+)
 from exploreval.metrics._tide_memory import RecallResult, recall_distances
+from exploreval.metrics._tide_published import one_step_loop_mask
 from exploreval.metrics._tide_state import DEFAULT_IDENTITY, StateIdentity
 from exploreval.metrics._tide_tmax import record_budget, resolve_t_max, resolve_t_max_from
 
@@ -145,26 +152,54 @@ def observations_recorded(record: EpisodeRecord) -> bool:
 
 
 def _record_loop_pass(
-    record: EpisodeRecord, identity: StateIdentity | None
+    record: EpisodeRecord, identity: StateIdentity | None, definition: LoopDefinition
 ) -> tuple[list[bool], LoopStats]:
-    """One loop detection per record and identity, shared by rows, tables and figures."""
+    """One loop detection per record, identity and definition, shared by rows, tables and
+    figures."""
     chosen = identity or state_identity_for(record)
 
     def compute() -> tuple[list[bool], LoopStats]:
-        mask, stats = loop_stats(record_trajectory(record), identity=chosen)
+        mask, stats = loop_stats(record_trajectory(record), identity=chosen, definition=definition)
         return [bool(v) for v in mask], stats
 
-    return memo(record, "tide_loops", chosen, compute)
+    return memo(record, "tide_loops", (chosen, definition), compute)
 
 
-def record_loops(record: EpisodeRecord, identity: StateIdentity | None = None) -> LoopStats | None:
+def record_loops(
+    record: EpisodeRecord,
+    identity: StateIdentity | None = None,
+    definition: LoopDefinition = DEFAULT_LOOP_DEFINITION,
+) -> LoopStats | None:
     if not observations_recorded(record):
         return None
-    return _record_loop_pass(record, identity)[1]
+    return _record_loop_pass(record, identity, definition)[1]
 
 
-def record_loop_mask(record: EpisodeRecord, identity: StateIdentity | None = None) -> list[bool]:
-    return list(_record_loop_pass(record, identity)[0])
+def record_loop_mask(
+    record: EpisodeRecord,
+    identity: StateIdentity | None = None,
+    definition: LoopDefinition = DEFAULT_LOOP_DEFINITION,
+) -> list[bool]:
+    return list(_record_loop_pass(record, identity, definition)[0])
+
+
+def record_one_step_loops(record: EpisodeRecord) -> int | None:
+    """Steps that repeat the step before from the same observation (the authors' run-time
+    ``loop`` log, their second loop ratio); None when the observations were not recorded."""
+    if not observations_recorded(record):
+        return None
+    states = [s.observation for s in record.steps]
+    actions = [s.action for s in record.steps]
+    return sum(one_step_loop_mask(states, actions))
+
+
+def _pooled(loop_counts: Sequence[int | None], step_counts: Sequence[int]) -> float | None:
+    """Loop steps over steps, pooled over the tasks whose loops are known (Eq. 4)."""
+    known = [(n, steps) for n, steps in zip(loop_counts, step_counts, strict=True) if n is not None]
+    if not known:
+        return None
+    total = sum(steps for _, steps in known)
+    return sum(n for n, _ in known) / total if total else 0.0
 
 
 def record_recall(record: EpisodeRecord) -> RecallResult:
@@ -277,6 +312,9 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
             "tide_progress_auv": None,
             "tide_loop_steps": None,
             "tide_loop_ratio": None,
+            "tide_loop_definition": DEFAULT_LOOP_DEFINITION,
+            "tide_loop_ratio_exhaustive": None,
+            "tide_loop_ratio_one_step": None,
             "tide_cycles": None,
             "tide_recall_distance": None,
             "tide_recall_events": 0,
@@ -287,6 +325,9 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
     turns = [solved_at(v) for v in views]
     traces = [progress_trace(v) for v in views]
     loops = [record_loops(v) for v in views]
+    exhaustive = [record_loops(v, definition="exhaustive") for v in views]
+    one_step = [record_one_step_loops(v) for v in views]
+    step_counts = [len(v.steps) for v in views]
     recalls = [record_recall(v) for v in views]
     events = [e for r in recalls for e in r.events]
     known_loops = [stats for stats in loops if stats is not None]
@@ -305,6 +346,11 @@ def tide_episode_metrics(record: EpisodeRecord) -> dict[str, Any]:
         )
         if known_loops
         else None,
+        "tide_loop_definition": DEFAULT_LOOP_DEFINITION,
+        "tide_loop_ratio_exhaustive": _pooled(
+            [None if stats is None else stats.loop_steps for stats in exhaustive], step_counts
+        ),
+        "tide_loop_ratio_one_step": _pooled(one_step, step_counts),
         "tide_cycles": sum(stats.cycles for stats in known_loops) if known_loops else None,
         # integers: their sum is exact, so this is numpy's mean to the bit, without numpy's cost
         "tide_recall_distance": sum(e.distance for e in events) / len(events) if events else None,

@@ -5,8 +5,10 @@ Yan et al., "TIDE: Trajectory-based Diagnostic Evaluation of Test-Time Improveme
 * ``success_curve`` / ``auv`` (Eq. 1) with per-environment ``t_max`` (Appendix C.4), on binary
   success or a progress score, with bootstrap CIs over tasks;
 * ``loop_steps`` / ``loop_ratio`` (Eq. 2-4): cycles over hashed states, loops = a cycle repeated
-  immediately with the same states and actions; pluggable state identity (exact, normaliser,
-  embedding similarity);
+  immediately with the same states and actions, by the authors' published scan unless
+  ``definition="exhaustive"``; their one-step loop check (``one_step_loop_mask``) and the
+  Figure 3/5 AUV (``windowed_auv``); pluggable state identity (exact, normaliser, embedding
+  similarity);
 * Memory Index (Eq. 5) within a run (agents that differ only in history) or across two runs, and
   AUV against the history window (Figure 5);
 * memory recall distance (Appendix C.5) over the ``entities_seen`` / ``entities_acted`` step infos.
@@ -39,6 +41,9 @@ from exploreval.metrics._tide_auv import (
     task_progress_auv,
 )
 from exploreval.metrics._tide_loops import (
+    DEFAULT_LOOP_DEFINITION,
+    LOOP_DEFINITIONS,
+    LoopDefinition,
     LoopStats,
     Trajectory,
     algorithm1_as_printed,
@@ -48,6 +53,11 @@ from exploreval.metrics._tide_loops import (
     loop_steps,
 )
 from exploreval.metrics._tide_memory import RecallEvent, RecallResult, recall_distances
+from exploreval.metrics._tide_published import (
+    one_step_loop_mask,
+    published_loop_mask,
+    windowed_auv,
+)
 from exploreval.metrics._tide_records import (
     TrajectorySummary,
     action_verb,
@@ -55,6 +65,7 @@ from exploreval.metrics._tide_records import (
     progress_trace,
     record_loop_mask,
     record_loops,
+    record_one_step_loops,
     record_recall,
     record_trajectory,
     solved_at,
@@ -104,6 +115,9 @@ __all__ = [
     "tide_tables_from_summaries",
     "trajectory_summaries",
     "PAPER_T_MAX",
+    "DEFAULT_LOOP_DEFINITION",
+    "LOOP_DEFINITIONS",
+    "LoopDefinition",
     "BootstrapCI",
     "EmbeddingSimilarity",
     "EmbeddingUnavailableError",
@@ -129,6 +143,10 @@ __all__ = [
     "loop_ratio",
     "loop_stats",
     "loop_steps",
+    "one_step_loop_mask",
+    "published_loop_mask",
+    "windowed_auv",
+    "record_one_step_loops",
     "memory_index_between",
     "memory_index_row",
     "memory_table",

@@ -157,7 +157,9 @@ def tide_report(
         "paper's window where it gives one, else each episode's own step budget (a range "
         "`a–b` when the budgets differ; the AUV is then the mean of the episodes' AUVs, the same "
         "number as the mean of `tide_auv` in the metrics table). CIs are 95% percentile "
-        "bootstraps over tasks; LR is pooled (loop steps / steps).",
+        "bootstraps over tasks; LR is pooled (loop steps / steps) and uses the TIDE authors' "
+        "published scan, the paper's Table 2 reading (the exhaustive reading is the metrics "
+        "table's `tide_loop_ratio_exhaustive`).",
         "",
         markdown_table(shown, [c for c in SUMMARY_COLUMNS if c not in constant]),
     ]
