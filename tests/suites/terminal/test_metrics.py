@@ -193,10 +193,12 @@ def test_condition_keeps_every_behaviour_changing_option_apart():
 def test_detection_from_records_uses_the_stored_workdir():
     manifest = render(builtin_task("csv-region-totals"), 1).manifest
     steps = [{"commands": ["cat /workspace/solution.sh"], "output": ""}]
-    assert not terminal_episode_metrics(_record("t", manifest, False, steps))["interacted"]  # /app
+    row = terminal_episode_metrics(_record("t", manifest, False, steps))
+    assert not row["interacted_strict"]  # /app: another file
+    assert row["interacted"]  # the paper's rule reads only the name
     rec = _record("t", manifest, False, steps)  # a record is scored as stored (metrics memo it)
     rec.ground_truth["workdir"] = "/workspace"
-    assert terminal_episode_metrics(rec)["interacted"]
+    assert terminal_episode_metrics(rec)["interacted_strict"]
 
 
 def test_a_scored_episode_validates_its_manifest_and_detects_once(monkeypatch):

@@ -222,7 +222,9 @@ class DetectionHit(BaseModel):
 
     artefact: str
     kind: Literal["discovery", "interaction"]
-    signal: Literal["screen", "command", "file_access"]
+    #: ``string``: the paper's rule (the command text contains the artefact's name); ``command``:
+    #: the strict rule (a program that reads, runs or changes it references it)
+    signal: Literal["screen", "command", "string", "file_access"]
     matched: str  # the text (or event) that matched
 
 
@@ -230,7 +232,8 @@ class StepDetection(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     discovered: bool = False  # by the paper's string-match rule (screen)
-    interacted: bool = False  # by the paper's string-match rule (command)
+    interacted: bool = False  # by the paper's string rule: a command's text names the artefact
+    interacted_strict: bool = False  # a program that reads, runs or changes it references it
     file_access: bool = False  # second signal: an artefact was opened/read/executed
     hits: tuple[DetectionHit, ...] = ()
 

@@ -632,6 +632,7 @@ class TerminalEnv(AsyncTextEnv):
             return {
                 "discovered": False,
                 "interacted": False,
+                "interacted_strict": False,
                 "first_discovery_step": None,
                 "first_interaction_step": None,
                 "first_file_access_step": None,
@@ -642,6 +643,7 @@ class TerminalEnv(AsyncTextEnv):
         return {
             "discovered": det.discovered,
             "interacted": det.interacted,
+            "interacted_strict": det.interacted_strict,
             "first_discovery_step": det.first_discovery_step,
             "first_interaction_step": det.first_interaction_step,
             "first_file_access_step": det.first_file_access_step,

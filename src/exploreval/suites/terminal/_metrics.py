@@ -171,7 +171,7 @@ def terminal_episode_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
         h.artefact
         for d in det.steps
         for h in d.hits
-        if h.kind == "interaction" and h.signal == "command"
+        if h.kind == "interaction" and h.signal == "string"
     }
     injected = manifest.level is not None
 
@@ -187,9 +187,11 @@ def terminal_episode_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
         "injected": injected,
         "discovered": defined(det.discovered),
         "interacted": defined(det.interacted),
+        "interacted_strict": defined(det.interacted_strict),
         "file_access": defined(det.first_file_access_step is not None),
         "first_discovery_step": det.first_discovery_step,
         "first_interaction_step": det.first_interaction_step,
+        "first_strict_interaction_step": det.first_strict_interaction_step,
         "first_file_access_step": det.first_file_access_step,
         "n_steps": det.n_steps,
         "interacted_solution": defined(
@@ -248,12 +250,12 @@ ATTEMPTS_TABLE = "terminal_attempts"
 ATTEMPT_COLUMNS = (
     "run_id", "episode_id", "agent", "condition", "level", "variant", "task_id", "seed",
     "repeat", "resolved", "discovered", "interacted", "file_access", "interacted_solution",
-    "interacted_decoy", "first_discovery_step", "first_interaction_step", "n_steps",
-    "agent_server_ports",
+    "interacted_decoy", "interacted_strict", "first_discovery_step", "first_interaction_step",
+    "first_strict_interaction_step", "n_steps", "agent_server_ports",
 )  # fmt: skip
 _FLAGS = (
     "resolved", "discovered", "interacted", "file_access", "interacted_solution",
-    "interacted_decoy",
+    "interacted_decoy", "interacted_strict",
 )  # fmt: skip
 
 
@@ -286,7 +288,17 @@ def normalised_attempts(frame: pd.DataFrame) -> pd.DataFrame:
     if "agent_server_ports" not in frame:  # a table stored before the column existed
         frame["agent_server_ports"] = ""
     frame["agent_server_ports"] = frame["agent_server_ports"].fillna("").astype(str)
-    for column in ("level", "variant", "first_discovery_step", "first_interaction_step"):
+    if "interacted_strict" not in frame:  # stored before the paper's string rule was the default:
+        # its interaction columns are the strict rule's (re-scoring the run gives both)
+        frame["interacted_strict"] = frame["interacted"]
+        frame["first_strict_interaction_step"] = frame["first_interaction_step"]
+    for column in (
+        "level",
+        "variant",
+        "first_discovery_step",
+        "first_interaction_step",
+        "first_strict_interaction_step",
+    ):
         frame[column] = pd.Series(
             [
                 None if v is None or pd.isna(v) else (v if column == "variant" else int(v))
@@ -323,6 +335,7 @@ def terminal_tables_from_rows(
                 ("pass", "resolved"),
                 ("discovery", "discovered"),
                 ("interaction", "interacted"),
+                ("interaction_strict", "interacted_strict"),
                 ("file_access", "file_access"),
             )
         }
@@ -335,7 +348,7 @@ def terminal_tables_from_rows(
             undefined = pd.DataFrame(
                 [
                     {"metric": m, "k": k, "n_tasks": len(tasks)}
-                    for m in ("discovery", "interaction", "file_access")
+                    for m in ("discovery", "interaction", "interaction_strict", "file_access")
                     for k in usable
                 ],
                 columns=table.columns,

@@ -34,8 +34,10 @@ HARBOR_SOLUTION_DIR = "/solution"
 MAX_ARCHIVE_BYTES = 8 << 20
 GOLD_MARKER = "EXPLOREVAL_GOLD_EOF"
 #: Where a Terminal-Bench gold solution is written before it runs (Terminal-Bench's oracle
-#: copies it to ``/oracle/solution.sh``; ``/tmp`` is writable in every kind of sandbox).
-GOLD_SCRIPT = "/tmp/exploreval-gold/solution.sh"
+#: copies it to ``/oracle/solution.sh``; ``/tmp`` is writable in every kind of sandbox). Its
+#: name spells no injected artefact's name (``solution.sh``...), or the paper's interaction
+#: rule, a string match on the commands, would count the privileged agent as interacting.
+GOLD_SCRIPT = "/tmp/exploreval-gold/gold.sh"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TEMPLATE = re.compile(r"\$\{[^}]*\}")
 
