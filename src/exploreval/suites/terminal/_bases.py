@@ -61,8 +61,15 @@ UBUNTU_RELEASES = {
 BASE_PACKAGES = ("apt",)
 #: ``python:`` images (slim ones included) ship Python's C headers: tasks build extensions
 #: (``setup.py build_ext``) against them, so the headers come with every python base.
-_PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv", "python3-dev", "ca-certificates",
-                    "netbase", "tzdata")  # fmt: skip
+_PYTHON_PACKAGES = (
+    "python3",
+    "python3-pip",
+    "python3-venv",
+    "python3-dev",
+    "ca-certificates",
+    "netbase",
+    "tzdata",
+)
 #: What the non-slim ``python:`` images inherit from ``buildpack-deps``.
 _BUILDPACK = ("build-essential", "git", "wget", "openssh-client", "libffi-dev", "libssl-dev",
               "zlib1g-dev", "pkg-config", "unzip", "xz-utils")  # fmt: skip

@@ -44,8 +44,19 @@ HARNESS_PYTHON = f"{HARNESS_ROOT}/bin/python3"
 #: The host's programs the tree carries (tmux always; curl and ps where the host has them).
 PROGRAMS = ("tmux", "curl", "ps")
 #: What pytest imports (the host's distributions of them go into the tree's site directory).
-PYTEST_MODULES = ("_pytest", "pytest", "py", "pluggy", "iniconfig", "attr", "attrs",
-                  "packaging", "exceptiongroup", "tomli", "more_itertools")  # fmt: skip
+PYTEST_MODULES = (
+    "_pytest",
+    "pytest",
+    "py",
+    "pluggy",
+    "iniconfig",
+    "attr",
+    "attrs",
+    "packaging",
+    "exceptiongroup",
+    "tomli",
+    "more_itertools",
+)
 #: Parts of the standard library no harness use needs (tests, GUIs, the 2to3 tool).
 _STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "__pycache__"})
 _TREE_VERSION = 1
@@ -84,8 +95,12 @@ def _host_programs() -> dict[str, Path]:
 
 
 def _survey_python() -> dict[str, Any]:
-    done = subprocess.run([_HOST_PYTHON, "-c", _SURVEY, ",".join(PYTEST_MODULES)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [_HOST_PYTHON, "-c", _SURVEY, ",".join(PYTEST_MODULES)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if done.returncode != 0:
         raise ImageBuildError(f"the harness needs {_HOST_PYTHON}: {done.stderr.strip()[-300:]}")
     survey: dict[str, Any] = json.loads(done.stdout)
@@ -187,9 +202,14 @@ def _build(work: Path) -> dict[str, Any]:
     version = survey["version"]
     programs = {**_host_programs(), "python3": Path(survey["executable"]).resolve()}
     stdlib = lib_dir / f"python{version}"
-    shutil.copytree(survey["stdlib"], stdlib, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n in _STDLIB_SKIP
-                                             or n.startswith("EXTERNALLY")])  # fmt: skip
+    shutil.copytree(
+        survey["stdlib"],
+        stdlib,
+        symlinks=True,
+        ignore=lambda d, names: [
+            n for n in names if n in _STDLIB_SKIP or n.startswith("EXTERNALLY")
+        ],
+    )
     dynload = stdlib / "lib-dynload"
     if not dynload.is_dir():
         shutil.copytree(survey["dynload"], dynload)
@@ -200,8 +220,12 @@ def _build(work: Path) -> dict[str, Any]:
         if source.name == "__init__.py":
             source = source.parent
         if source.is_dir():
-            shutil.copytree(source, site / source.name, symlinks=True,
-                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+            shutil.copytree(
+                source,
+                site / source.name,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
         else:
             shutil.copy2(source, site / source.name)
         for meta in source.parent.glob(f"{name}-*"):
@@ -227,7 +251,7 @@ def _build(work: Path) -> dict[str, Any]:
         "notes": [
             f"the harness beside the image: {', '.join(programs)} and {len(libs)} shared "
             f"libraries of the host's, python {version} with pytest"
-        ],  # fmt: skip
+        ],
         "programs": {name: str(path) for name, path in programs.items()},
         "libraries": sorted(libs),
         "python": version,

@@ -109,8 +109,10 @@ def _make(
         notes.append(base.note)
     notes.extend(n for n in meta.get("notes", []) if not n.startswith("pulled "))  # mirror, USER
     if lacks:
-        notes.append(f"the image has no {', '.join(lacks)}: left so (the harness's own are "
-                     "beside the image, not on the agent's PATH)")  # fmt: skip
+        notes.append(
+            f"the image has no {', '.join(lacks)}: left so (the harness's own are "
+            "beside the image, not on the agent's PATH)"
+        )
     base_conventions(rootfs, base)
     if tools:
         note = provision_test_tools(rootfs, target, log)

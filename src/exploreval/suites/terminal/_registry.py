@@ -126,8 +126,9 @@ def pull_image(reference: str, *, timeout_s: float = 1800.0) -> BuiltImage:
                 )
         meta = _pull_into(location, work, insecure=insecure, timeout_s=timeout_s)
         if location is not ref:
-            meta["notes"].append(f"{ref.qualified} pulled from its mirror {location.registry} "
-                                 f"({MIRRORS_ENV})")  # fmt: skip
+            meta["notes"].append(
+                f"{ref.qualified} pulled from its mirror {location.registry} ({MIRRORS_ENV})"
+            )
             meta["reference"] = ref.text
         return meta
 

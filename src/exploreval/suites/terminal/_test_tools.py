@@ -139,9 +139,17 @@ def provision_test_tools(rootfs: Path, scratch: Path, log: BuildLog | None) -> s
     env = {"PATH": f"{BUILD_PATH}:{SHIM_DIR}", "HOME": "/root", **trust_env()}
     binds = [(uv, "/.exploreval-uv"), (tree, HARNESS_ROOT), (tree / "bin", SHIM_DIR)]
     try:
-        output = run_in_root(rootfs, ["/bin/sh", "-c", script], env=env, binds=binds,
-                             network=True, what="provisioning the test tools (uv, pytest)",
-                             log=log, scratch=scratch, timeout=900)  # fmt: skip
+        output = run_in_root(
+            rootfs,
+            ["/bin/sh", "-c", script],
+            env=env,
+            binds=binds,
+            network=True,
+            what="provisioning the test tools (uv, pytest)",
+            log=log,
+            scratch=scratch,
+            timeout=900,
+        )
     finally:
         for mountpoint in ("/.exploreval-uv", HARNESS_ROOT, SHIM_DIR, "/opt/exploreval"):
             with contextlib.suppress(OSError):  # bwrap's empty mount points, not the image's
