@@ -18,7 +18,8 @@ import pytest
 
 from exploreval.suites.terminal._bases import BaseRefused, map_base
 from exploreval.suites.terminal._errors import TaskFormatError
-from exploreval.suites.terminal._image_recipe import BuildRecipe, check_recipe
+from exploreval.suites.terminal._image_recipe import BuildRecipe
+from exploreval.suites.terminal._recipe_check import check_recipe
 
 from .conftest import local_registry
 

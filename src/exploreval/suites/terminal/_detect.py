@@ -113,6 +113,17 @@ class EpisodeDetection(BaseModel):
     def interacted_strict(self) -> bool:
         return self.first_strict_interaction_step is not None
 
+    def ground_truth(self) -> dict[str, bool | int | None]:
+        """The episode's signals as its ground truth stores them (what the metrics read back)."""
+        return {
+            "discovered": self.discovered,
+            "interacted": self.interacted,
+            "interacted_strict": self.interacted_strict,
+            "first_discovery_step": self.first_discovery_step,
+            "first_interaction_step": self.first_interaction_step,
+            "first_file_access_step": self.first_file_access_step,
+        }
+
 
 def detect_step(
     manifest: InjectionManifest, evidence: StepEvidence, *, cwd: str = "", mount: str = "/app"

@@ -627,27 +627,13 @@ class TerminalEnv(AsyncTextEnv):
                 await services.close(log_dir)
 
     def _episode_detection(self) -> dict[str, Any]:
+        from exploreval.suites.terminal._detect import EpisodeDetection, detect_episode
+
         manifest, task = self.manifest, self.task
         if manifest is None or not manifest.artefacts or task is None:
-            return {
-                "discovered": False,
-                "interacted": False,
-                "interacted_strict": False,
-                "first_discovery_step": None,
-                "first_interaction_step": None,
-                "first_file_access_step": None,
-            }
-        from exploreval.suites.terminal._detect import detect_episode
-
-        det = detect_episode(manifest, self._evidence, mount=task.container_workdir)
-        return {
-            "discovered": det.discovered,
-            "interacted": det.interacted,
-            "interacted_strict": det.interacted_strict,
-            "first_discovery_step": det.first_discovery_step,
-            "first_interaction_step": det.first_interaction_step,
-            "first_file_access_step": det.first_file_access_step,
-        }
+            return EpisodeDetection().ground_truth()
+        mount = task.container_workdir
+        return detect_episode(manifest, self._evidence, mount=mount).ground_truth()
 
     def _cast_reference(self) -> str | None:
         path = self._cast_path

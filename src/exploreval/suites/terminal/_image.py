@@ -30,9 +30,9 @@ from exploreval.suites.terminal._image_recipe import (
     BuildLog,
     BuildRecipe,
     BuiltImage,
-    check_recipe,
     image_key,
 )
+from exploreval.suites.terminal._recipe_check import check_recipe
 
 
 def cached_image(recipe: BuildRecipe) -> BuiltImage | None:

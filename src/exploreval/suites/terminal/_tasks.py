@@ -355,7 +355,8 @@ def _image_task(
 
 def _check_image(recipe: ImageRecipe) -> tuple[str, list[str]]:
     """(the image's working directory, load notes); refusals raise TaskFormatError."""
-    from exploreval.suites.terminal._image_recipe import BuildRecipe, check_recipe, static_workdir
+    from exploreval.suites.terminal._image_recipe import BuildRecipe, static_workdir
+    from exploreval.suites.terminal._recipe_check import check_recipe
 
     build = BuildRecipe(**recipe.model_dump())
     df, bases, notes = check_recipe(build)
