@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         BlocksWorldRandom,
         BlocksWorldRandomValid,
         optimal_plan,
+        parse_pddl_problem,
         parse_state_text,
         render_goal,
         render_state,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         FrozenLakeRandom,
         FrozenLakeRandomValid,
         parse_lake,
+        ragen_lake,
         render_lake,
     )
     from exploreval.suites.puzzles._harness import (
@@ -58,6 +60,12 @@ if TYPE_CHECKING:
         parse_grid,
         render_grid,
         solve,
+        tide_sudoku,
+    )
+    from exploreval.suites.puzzles._tide_files import (
+        InstanceFile,
+        InstanceFileError,
+        read_instance_file,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -73,6 +81,8 @@ _EXPORTS: dict[str, str] = {
     "FrozenLakeRandom": "._frozenlake",
     "FrozenLakeRandomValid": "._frozenlake",
     "Instance": "._dataset",
+    "InstanceFile": "._tide_files",
+    "InstanceFileError": "._tide_files",
     "PAPER_MAX_STEPS": "._common",
     "PuzzleEnv": "._common",
     "PuzzleHarness": "._harness",
@@ -90,12 +100,16 @@ _EXPORTS: dict[str, str] = {
     "optimal_plan": "._blocksworld",
     "parse_grid": "._sudoku",
     "parse_lake": "._frozenlake",
+    "parse_pddl_problem": "._blocksworld",
+    "ragen_lake": "._frozenlake",
+    "read_instance_file": "._tide_files",
     "parse_state_text": "._blocksworld",
     "render_goal": "._blocksworld",
     "render_grid": "._sudoku",
     "render_lake": "._frozenlake",
     "render_state": "._blocksworld",
     "solve": "._sudoku",
+    "tide_sudoku": "._sudoku",
 }
 
 PUZZLE_ENVS = {
@@ -118,6 +132,8 @@ __all__ = [
     "FrozenLakeRandom",
     "FrozenLakeRandomValid",
     "Instance",
+    "InstanceFile",
+    "InstanceFileError",
     "PAPER_MAX_STEPS",
     "PUZZLE_ENVS",
     "PuzzleEnv",
@@ -136,10 +152,14 @@ __all__ = [
     "optimal_plan",
     "parse_grid",
     "parse_lake",
+    "parse_pddl_problem",
     "parse_state_text",
+    "ragen_lake",
+    "read_instance_file",
     "render_goal",
     "render_grid",
     "render_lake",
     "render_state",
     "solve",
+    "tide_sudoku",
 ]

@@ -33,6 +33,7 @@ from exploreval.suites.puzzles._common import (
     range_param,
 )
 from exploreval.suites.puzzles._info import BlocksWorldStepInfo
+from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
 
 TABLE = -1
 HAND = -2
@@ -402,6 +403,92 @@ def goal_text(goal: State) -> str:
     return "# Goal State\n" + render_goal(goal)
 
 
+# -- TIDE's PDDL problems ----------------------------------------------------------------------
+_PDDL_FACT = re.compile(r"\(\s*([a-z-]+)((?:\s+[\w-]+)*)\s*\)", re.IGNORECASE)
+
+
+def _pddl_section(text: str, name: str, end: str | None) -> str:
+    start = text.lower().find(f"(:{name}")
+    if start < 0:
+        raise ValueError(f"label: the PDDL problem has no (:{name} ...) section")
+    stop = text.lower().find(f"(:{end}", start) if end else len(text)
+    return text[start + len(name) + 2 : stop if stop >= 0 else len(text)]
+
+
+def _pddl_state(facts: list[tuple[str, list[str]]], n_blocks: int, section: str) -> State:
+    """The one state a full set of 4-operator facts describes; ValueError naming the fact."""
+    support: dict[int, int] = {}
+    clear: set[int] = set()
+    hand_empty = False
+
+    def block(name: str) -> int:
+        index = block_index(name, n_blocks)
+        if index is None:
+            raise ValueError(f"label: {section}: unknown block {name!r} (objects b1..b{n_blocks})")
+        return index
+
+    def place(name: str, where: int, fact: str) -> None:
+        index = block(name)
+        if index in support:
+            raise ValueError(f"label: {section}: {name} has two places ({fact} and another)")
+        support[index] = where
+
+    for predicate, args in facts:
+        fact = f"({predicate} {' '.join(args)})".replace(" )", ")")
+        arity = {"on": 2, "ontable": 1, "holding": 1, "clear": 1, "handempty": 0}.get(predicate)
+        if arity is None or len(args) != arity:
+            raise ValueError(
+                f"label: {section}: {fact}: expected on X Y, ontable X, holding X, clear X or "
+                "handempty (the 4-operator domain)"
+            )
+        if predicate == "on":
+            place(args[0], block(args[1]), fact)
+        elif predicate == "ontable":
+            place(args[0], TABLE, fact)
+        elif predicate == "holding":
+            place(args[0], HAND, fact)
+        elif predicate == "clear":
+            clear.add(block(args[0]))
+        else:
+            hand_empty = True
+    unplaced = [block_name(b) for b in range(n_blocks) if b not in support]
+    if unplaced:
+        raise ValueError(
+            f"label: {section}: {', '.join(unplaced)} on nothing: exploreval plays a full "
+            "state (every block on the table, on a block or in the hand), as TIDE's files give"
+        )
+    state = tuple(support[b] for b in range(n_blocks))
+    if not is_valid_state(state):
+        raise ValueError(f"label: {section}: not a possible state (two blocks on one, or a cycle)")
+    if clear != set(clear_blocks(state)) or hand_empty != (held_block(state) is None):
+        raise ValueError(
+            f"label: {section}: its clear/handempty facts disagree with its on/ontable/holding "
+            "facts"
+        )
+    return state
+
+
+def parse_pddl_problem(label: str) -> tuple[State, State]:
+    """(start, goal) of a TIDE BlocksWorld ``label``: a 4-operator PDDL problem, blocks b1..bN."""
+    objects = _pddl_section(label, "objects", "init").strip().rstrip(")").split()
+    n_blocks = len(objects)
+    expected = {block_name(b) for b in range(n_blocks)}
+    if n_blocks < 1 or len(set(objects)) != n_blocks or {o.lower() for o in objects} != expected:
+        raise ValueError(f"label: (:objects ...) must be b1..bN, got {' '.join(objects)!r}")
+    init = _PDDL_FACT.findall(_pddl_section(label, "init", "goal"))
+    goal = _PDDL_FACT.findall(_pddl_section(label, "goal", None))
+    start_facts = [(p.lower(), a.split()) for p, a in init]
+    goal_facts = [(p.lower(), a.split()) for p, a in goal if p.lower() != "and"]
+    return (
+        _pddl_state(start_facts, n_blocks, ":init"),
+        _pddl_state(goal_facts, n_blocks, ":goal"),
+    )
+
+
+def _check_item(item: Any) -> None:
+    parse_pddl_problem(item["label"])
+
+
 # -- the env -----------------------------------------------------------------------------------
 class BlocksWorldEnv(PuzzleEnv):
     """BlocksWorld (4 operators, one arm): rearrange blocks to a goal state."""
@@ -416,10 +503,31 @@ class BlocksWorldEnv(PuzzleEnv):
         "hard": {"levels": [11, 14], "blocks": [6, 8], "max_steps": PAPER_MAX_STEPS},
     }
     default_preset = "paper"
-    _OPTIONS = ("levels", "blocks", "hold_prob", "max_steps")
+    _OPTIONS = ("levels", "blocks", "hold_prob", "max_steps", "instances")
+
+    def _prepare(self) -> None:
+        self._instances_file()
+
+    def _instances_file(self) -> InstanceFile | None:
+        path = self.params.get("instances")
+        return None if path is None else read_instance_file(str(path), "blocksworld", _check_item)
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "BlocksWorld")
+        self.source: dict[str, Any] | None = None
+        instances = self._instances_file()
+        if instances is not None:
+            index = self._instance_index()
+            item = instances.item(index)
+            assert index is not None  # item() refuses an unseeded reset
+            self.start, self.goal = parse_pddl_problem(item["label"])
+            self.state = self.start
+            self.level = item["level"]
+            # TIDE's level is not always the optimal plan length: the optimum is searched
+            self.optimal = optimal_length(self.start, self.goal)
+            self.source = {**instances.source(index), "level": item["level"]}
+            return
+        self.optimal = None
         lo, hi = range_param(self.params, "levels", (1, 10), low=1, high=self._max_steps)
         b_lo, b_hi = range_param(self.params, "blocks", (4, 8), low=2, high=26)
         hold_prob = float_param(self.params, "hold_prob", 0.5, low=0.0, high=1.0)
@@ -466,12 +574,13 @@ class BlocksWorldEnv(PuzzleEnv):
         return {
             "n_blocks": len(self.start),
             "level": self.level,
-            "optimal_length": self.level,
+            "optimal_length": self.level if self.optimal is None else self.optimal,
             "start": render_state(self.start).splitlines(),
             "goal": render_goal(self.goal).splitlines(),
             "start_supports": list(self.start),
             "goal_supports": list(self.goal),
             "max_steps": self._max_steps,
+            **({"instance_source": self.source} if self.source is not None else {}),
         }
 
     def task_description(self) -> str:

@@ -63,6 +63,10 @@ class PuzzleEnv(TextEnv):
         super().__init__(preset, **options)
         # at construction, so a typo is refused before a run starts (not at the first reset)
         check_known_params(self.params, self._OPTIONS, self.env_id or type(self).__name__)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Check at construction what a subclass reads from files (a TIDE instance file)."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

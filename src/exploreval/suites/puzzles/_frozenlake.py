@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.envs.toy_text.frozen_lake import MAPS, generate_random_map
+from gymnasium.utils import seeding
 
 from exploreval.agents import ScriptedAgent
 from exploreval.core import StepInfo
@@ -33,6 +34,10 @@ from exploreval.suites.puzzles._common import (
 )
 from exploreval.suites.puzzles._info import FrozenLakeStepInfo
 from exploreval.suites.puzzles._tide_data import TIDE_FROZENLAKE_SIZES
+from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
+
+#: RAGEN's probability of a frozen cell; TIDE's runner never sets it, so its files use this.
+RAGEN_FROZEN_P = 0.8
 
 #: Action names (the paper's) -> (row delta, col delta).
 MOVES: dict[str, tuple[int, int]] = {
@@ -169,6 +174,35 @@ def generate_lake(
     )
 
 
+def ragen_lake(size: int, seed: int, p: float = RAGEN_FROZEN_P) -> LakeMap:
+    """The board RAGEN's generator (which TIDE plays) draws for ``size`` and ``seed``.
+
+    Its draws, in its order, from Gymnasium's seeded generator: the hole layout (each cell a
+    hole with probability ``1 - p``), then the start and the target cell, each anywhere; a draw
+    whose start is its target, or whose target the start cannot reach, is drawn again. Start and
+    target overwrite whatever cell they land on, so no instance starts or ends in a hole.
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+        raise PuzzleParamError(f"FrozenLake grid_size must be an integer >= 2, got {size!r}")
+    rng, _ = seeding.np_random(seed)
+    while True:
+        board = rng.choice(["F", "H"], (size, size), p=[p, 1 - p])
+        start_r, start_c = (int(v) for v in rng.integers(size, size=2))
+        target_r, target_c = (int(v) for v in rng.integers(size, size=2))
+        start_cell, target_cell = (start_r, start_c), (target_r, target_c)
+        if start_cell == target_cell:
+            continue
+        holes = frozenset(
+            (r, c)
+            for r in range(size)
+            for c in range(size)
+            if board[r][c] == "H" and (r, c) not in (start_cell, target_cell)
+        )
+        lake = LakeMap(holes=holes, size=(size, size), start=start_cell, target=target_cell)
+        if shortest_path_length(lake) is not None:
+            return lake
+
+
 def render_lake(lake: LakeMap, player: Cell, fallen: bool = False) -> str:
     """Grid in the paper's symbols plus one sentence of coordinates (as TIDE's runner adds)."""
     rows = []
@@ -247,13 +281,32 @@ class FrozenLakeEnv(PuzzleEnv):
         "8x8": {"map": "8x8", "max_steps": PAPER_MAX_STEPS},
     }
     default_preset = "paper"
-    _OPTIONS = ("size", "schedule", "p", "endpoints", "map", "holes", "max_steps")
+    _OPTIONS = ("size", "schedule", "p", "endpoints", "map", "holes", "max_steps", "instances")
+
+    def _prepare(self) -> None:
+        self._instances_file()
+
+    def _instances_file(self) -> InstanceFile | None:
+        path = self.params.get("instances")
+        return None if path is None else read_instance_file(str(path), "frozenlake")
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "FrozenLake")
         self.hole_rule = choice_param(self.params, "holes", "block", ("block", "terminate"))
         map_name = self.params.get("map")
-        if map_name is not None:
+        instances = self._instances_file()
+        self.source: dict[str, Any] | None = None
+        if instances is not None:
+            index = self._instance_index()
+            item = instances.item(index)
+            assert index is not None  # item() refuses an unseeded reset
+            self.lake = ragen_lake(item["grid_size"], item["seed"])
+            self.source = {
+                **instances.source(index),
+                "grid_size": item["grid_size"],
+                "seed": item["seed"],
+            }
+        elif map_name is not None:
             if map_name not in MAPS:
                 raise PuzzleParamError(
                     f"option 'map' must be one of {sorted(MAPS)}, got {map_name!r}"
@@ -338,6 +391,7 @@ class FrozenLakeEnv(PuzzleEnv):
             "shortest_path": self._start_dist,
             "holes": self.hole_rule,
             "max_steps": self._max_steps,
+            **({"instance_source": self.source} if self.source is not None else {}),
         }
 
     def task_description(self) -> str:

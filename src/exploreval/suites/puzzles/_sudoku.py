@@ -12,6 +12,7 @@ no erase action the puzzle is then a dead end (``info["solvable"]`` turns False)
 from __future__ import annotations
 
 import math
+import random
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -33,6 +34,7 @@ from exploreval.suites.puzzles._common import (
 )
 from exploreval.suites.puzzles._info import SudokuStepInfo
 from exploreval.suites.puzzles._tide_data import TIDE_SUDOKU_BLANKS
+from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
 
 EMPTY_SYMBOL = "_"
 SUPPORTED_SIZES = (4, 9)
@@ -198,6 +200,52 @@ def generate_puzzle(
     )
 
 
+def tide_sudoku(box: int, seed: int, removed: int) -> tuple[Grid, Grid]:
+    """(puzzle, solution) as TIDE's generator makes them for a box side, seed and level.
+
+    Its draws, in its order, from Python's ``random`` seeded with ``seed``: a full grid by
+    backtracking over the cells in row-major order, each cell trying the digits in a freshly
+    shuffled order; then every cell position shuffled and the first ``removed`` blanked (the
+    count clamped to the grid). Uniqueness is not checked, as TIDE does not.
+    """
+    if box not in (2, 3):
+        raise PuzzleParamError(f"Sudoku grid_size (box side) must be 2 or 3, got {box!r}")
+    rand = random.Random(seed)
+    n = box * box
+    geo = geometry(n)
+    grid = [0] * geo.cells
+
+    def allowed(i: int, value: int) -> bool:
+        return not any(
+            grid[j] == value
+            and (geo.row[j] == geo.row[i] or geo.col[j] == geo.col[i] or geo.box[j] == geo.box[i])
+            for j in range(geo.cells)
+        )
+
+    def fill(i: int) -> bool:
+        if i == geo.cells:
+            return True
+        candidates = list(range(1, n + 1))
+        rand.shuffle(candidates)
+        for value in candidates:
+            if allowed(i, value):
+                grid[i] = value
+                if fill(i + 1):
+                    return True
+                grid[i] = 0
+        return False
+
+    if not fill(0):
+        raise RuntimeError("no full Sudoku grid found")  # unreachable: an empty grid has one
+    solution = list(grid)
+    positions = [(r, c) for r in range(n) for c in range(n)]
+    rand.shuffle(positions)
+    puzzle = list(solution)
+    for r, c in positions[: max(0, min(geo.cells, removed))]:
+        puzzle[r * n + c] = 0
+    return puzzle, solution
+
+
 # -- text ------------------------------------------------------------------------------
 def grid_rows(grid: Grid, n: int) -> list[str]:
     return [
@@ -265,10 +313,41 @@ class SudokuEnv(PuzzleEnv):
         "9x9-hard": {"size": 9, "givens": 30, "max_steps": 80},
     }
     default_preset = "paper"
-    _OPTIONS = ("size", "blanks", "givens", "schedule", "max_steps")
+    _OPTIONS = ("size", "blanks", "givens", "schedule", "max_steps", "instances")
+
+    def _prepare(self) -> None:
+        self._instances_file()
+
+    def _instances_file(self) -> InstanceFile | None:
+        path = self.params.get("instances")
+        return None if path is None else read_instance_file(str(path), "sudoku", _check_item)
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "Sudoku")
+        self.source: dict[str, Any] | None = None
+        instances = self._instances_file()
+        if instances is not None:
+            index = self._instance_index()
+            item = instances.item(index)
+            assert index is not None  # item() refuses an unseeded reset
+            self.n = item["grid_size"] ** 2
+            self.puzzle, self.solution = tide_sudoku(item["grid_size"], item["seed"], item["level"])
+            self.grid = list(self.puzzle)
+            self.blank_cells = [i for i, v in enumerate(self.puzzle) if v == 0]
+            self.wrong_fills = 0
+            self.source = {
+                **instances.source(index),
+                "grid_size": item["grid_size"],
+                "level": item["level"],
+                "seed": item["seed"],
+                "unique_solution": count_solutions(self.puzzle, self.n, limit=2) == 1,
+            }
+            if len(self.blank_cells) > self._max_steps:
+                raise PuzzleParamError(
+                    f"{instances.path}: instance {index}: {len(self.blank_cells)} blank cells "
+                    f"cannot be filled within max_steps={self._max_steps}"
+                )
+            return
         n = int_param(self.params, "size", 9)
         if n not in SUPPORTED_SIZES:
             raise PuzzleParamError(f"option 'size' must be one of {SUPPORTED_SIZES}, got {n}")
@@ -345,7 +424,9 @@ class SudokuEnv(PuzzleEnv):
         return render_grid(self.grid, self.n)
 
     def _solved(self) -> bool:
-        return self.grid == self.solution
+        # a full grid breaks no rule (every fill was checked): with a unique solution it is the
+        # solution; a TIDE instance with several counts any of them, as TIDE's own check does
+        return 0 not in self.grid
 
     def _progress(self) -> float:
         right = sum(1 for i in self.blank_cells if self.grid[i] == self.solution[i])
@@ -366,6 +447,7 @@ class SudokuEnv(PuzzleEnv):
             "givens": self.n * self.n - len(self.blank_cells),
             "optimal_length": len(self.blank_cells),
             "max_steps": self._max_steps,
+            **({"instance_source": self.source} if self.source is not None else {}),
         }
 
     def task_description(self) -> str:
@@ -427,3 +509,16 @@ class SudokuRandomValid(ScriptedAgent):
             return "stop"
         i, d = options[int(self.rng.integers(len(options)))]
         return f"{i // n} {i % n} {d}"
+
+
+def _check_item(item: Any) -> None:
+    """A Sudoku file's instance beyond its field types: a box side this env plays."""
+    if item["grid_size"] not in (2, 3):
+        raise ValueError(
+            f"field 'grid_size': expected the box side 2 (4x4) or 3 (9x9), got {item['grid_size']}"
+        )
+    cells = item["grid_size"] ** 4
+    if not 1 <= item["level"] < cells:
+        raise ValueError(
+            f"field 'level': expected 1 to {cells - 1} removed cells, got {item['level']}"
+        )
