@@ -143,3 +143,61 @@ def test_render_a_bare_trajectory(tmp_path: Path) -> None:
     assert code == 2 and "expected a JSON list of [x, y]" in text
     code, text = cli("grid-render", "--task", str(task_path))
     assert code == 2 and "give either RUN_DIR, or both --task and --positions" in text
+
+
+def test_each_suite_defaults_to_the_papers_prompt_sets(tmp_path: Path) -> None:
+    out = tmp_path / "semantic.yaml"
+    code, text = cli("grid-suite", "semantic", "-o", str(out), "--model", "gpt-4.1")
+    # Appendix C.2: 2 prompt sets x 2 namings x 4 maps x 5 seeds = 80 episodes per model
+    assert code == 0 and "80 episodes" in text, text
+    spec = load_spec(out)
+    assert [a.label for a in spec.agents] == ["gpt-4.1/react/default", "gpt-4.1/react/reasoning"]
+    code, text = cli("grid-suite", "main", "-o", str(out), "--model", "gpt-4.1")
+    assert code == 0 and "216 episodes" in text  # 8 prompt sets x 27 maps, as the paper's
+    code, text = cli(
+        "grid-suite", "semantic", "-o", str(out), "--model", "m", "--prompt-set", "default-balance"
+    )
+    assert code == 0 and [a.label for a in load_spec(out).agents] == ["m/react/default-balance"]
+    code, text = cli("grid-suite", "fig20", "-o", str(out))
+    assert code == 2 and "unknown grid suite 'fig20'" in text and "figure20" in text
+
+
+def test_the_figure20_suite_is_32_maps_per_graph_on_the_8x8_grid_run_three_times(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "figure20.yaml"
+    code, text = cli("grid-suite", "figure20", "-o", str(out), "--model", "gpt-4.1")
+    assert code == 0, text
+    spec = load_spec(out)
+    assert spec.repeats == 3 and [a.label for a in spec.agents] == ["gpt-4.1/react/default"]
+    seeds = {s.presets[0]: list(s.seeds) for s in spec.suites}
+    demand = [seeds[f"8x8/explore-{e}/dag-medium"] for e in ("low", "medium", "high")]
+    dag = [seeds[f"8x8/explore-medium/dag-{d}"] for d in ("small", "medium", "large")]
+    for graph in (demand, dag):  # "96 runs on 32 different maps with 3 random seeds"
+        assert sum(len(s) for s in graph) == 32 and len({x for s in graph for x in s}) == 32
+    assert demand[1] == dag[1]  # the medium/medium maps serve both graphs
+    assert len(plan_episodes(spec)) == (32 + 32 - len(demand[1])) * 3 == 162
+    assert "162 episodes" in text
+    task = generate_task("8x8/explore-high/dag-medium", seed=0)
+    assert (task.width, task.height) == (8, 8)
+
+
+def test_figure20_takes_each_graph_from_its_own_8x8_maps(tmp_path: Path) -> None:
+    from exploreval.analysis import score_run
+    from exploreval.suites.grid._comparisons import figure20_frame
+
+    run_dir = tmp_path / "run"
+    presets = [
+        "8x8/explore-low/dag-medium",
+        "8x8/explore-medium/dag-medium",
+        "8x8/explore-medium/dag-small",
+        "explore-high/dag-large",  # a main preset beside them plays no part
+    ]
+    args = ["run", "exploreval/GridDAG-v0", "--seeds", "0-1", "-a", "frontier", "-o", str(run_dir)]
+    code, text = cli(*args, *[x for p in presets for x in ("-p", p)], "-q")
+    assert code == 0, text
+    frame = figure20_frame(score_run(RunDir(run_dir), write=False).table)
+    demand = frame[frame["factor"] == "demand"]
+    dag = frame[frame["factor"] == "dag"]
+    assert list(demand["level"]) == ["low", "medium"] and list(dag["level"]) == ["small", "medium"]
+    assert set(frame["episodes"]) == {2} and set(frame["setting"]) == {"8x8, other factor medium"}

@@ -90,7 +90,9 @@ def grid_check_cmd(
 
 
 def grid_suite_cmd(
-    suite: Annotated[str, typer.Argument(help="main (3x3 x seeds 0-2) | semantic")] = "main",
+    suite: Annotated[
+        str, typer.Argument(help="main (3x3 x seeds 0-2) | semantic | figure20 (8x8)")
+    ] = "main",
     out: Annotated[Path, typer.Option("--out", "-o", help="Experiment YAML to write")] = Path(
         "grid-main.yaml"
     ),
@@ -101,21 +103,31 @@ def grid_suite_cmd(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     prompt_set: Annotated[
         list[str],
-        typer.Option(help="default, default-exploration, ..., reasoning-balance (repeatable)"),
+        typer.Option(
+            help="default, default-exploration, ..., reasoning-balance (repeatable; default: "
+            "the paper's for the suite: all 8 for main, default and reasoning for semantic)"
+        ),
     ] = [],  # noqa: B006
     harness: Annotated[str, typer.Option(help="react | memory")] = "react",
     history: Annotated[str, typer.Option(help="full | none | window:K | summary")] = "full",
 ) -> None:
-    """Write a named grid experiment (the paper's main or semantic suite) as YAML."""
+    """Write a named grid experiment (the paper's main, semantic or Figure 20 suite) as YAML."""
     import yaml
 
-    from exploreval.suites.grid._suite import SCRIPTED_BASELINES, llm_agents, main_suite_spec
+    from exploreval.suites.grid._suite import (
+        SCRIPTED_BASELINES,
+        SUITE_PROMPT_SETS,
+        SUITES,
+        llm_agents,
+        main_suite_spec,
+    )
 
+    if suite not in SUITES:
+        raise ValueError(f"unknown grid suite {suite!r}; known: {', '.join(SUITES)}")
     agents: list[dict[str, Any]] = [{"kind": "scripted", "agent": a} for a in agent]
     if model:
-        agents += llm_agents(
-            model, prompt_set or None, harness=harness, base_url=base_url, history=history
-        )
+        chosen = prompt_set or list(SUITE_PROMPT_SETS[suite] or []) or None
+        agents += llm_agents(model, chosen, harness=harness, base_url=base_url, history=history)
     elif prompt_set:
         raise ValueError("--prompt-set needs --model")
     if not agents:

@@ -105,25 +105,40 @@ def table3_frame(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure20_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean errors per agent at each exploration-demand level and each DAG-size level."""
+    """Mean errors per agent at each exploration-demand level and each DAG-size level.
+
+    The paper's setting is the ``figure20`` suite (``8x8/...`` presets): each graph takes its own
+    maps, the other factor held at medium. A run without those presets gets the main presets'
+    levels, each pooled over the other factor (``setting`` says which)."""
     from exploreval.metrics.bootstrap import mean_ci
 
     part = _grid_rows(rows)
     if part.empty or "preset" not in part:
         return pd.DataFrame()
-    levels = part["preset"].astype(str).str.extract(r"^explore-(\w+)/dag-(\w+)$")
-    part = part.assign(demand=levels[0], dag=levels[1]).dropna(subset=["demand", "dag"])
+    levels = part["preset"].astype(str).str.extract(r"^(8x8/)?explore-(\w+)/dag-(\w+)$")
+    part = part.assign(fixed=levels[0].notna(), demand=levels[1], dag=levels[2])
+    part = part.dropna(subset=["demand", "dag"])
+    fixed = bool(part["fixed"].any())
+    if fixed:
+        part = part[part["fixed"]]
     out = []
     for factor, names in (("demand", EXPLORE_LEVEL_NAMES), ("dag", DAG_LEVEL_NAMES)):
-        if part[factor].nunique() < 2:
+        other = "dag" if factor == "demand" else "demand"
+        graph = part[part[other] == "medium"] if fixed else part
+        if graph[factor].nunique() < 2:
             continue
-        for agent, group in part.groupby("agent", sort=True):
+        for agent, group in graph.groupby("agent", sort=True):
             for level in names:
                 g = group[group[factor] == level]
                 if g.empty:
                     continue
-                row: dict[str, Any] = {"factor": factor, "level": level, "agent": agent,
-                                       "episodes": len(g)}  # fmt: skip
+                row: dict[str, Any] = {
+                    "factor": factor,
+                    "level": level,
+                    "agent": agent,
+                    "episodes": len(g),
+                    "setting": "8x8, other factor medium" if fixed else "main presets, pooled",
+                }
                 for column, _, _ in _ERRORS:
                     values = pd.to_numeric(g[column], errors="coerce").dropna().to_numpy(float)
                     ci = mean_ci(values)
@@ -222,8 +237,15 @@ def comparisons_report(
         sections.append(ReportSection(
             "Grid: errors by exploration demand and DAG size (Figure 20)",
             "Exploration and exploitation error at each level of exploration demand and of "
-            "task-DAG size of the main presets, each pooled over the other factor (Park et "
-            "al., Figure 20). Bars: means with 95% bootstrap CIs.\n\n" + "\n".join(lines),
+            + (
+                "task-DAG size on the fixed 8x8 map, the other factor held at medium, as the "
+                "paper's Figure 20 (the `figure20` suite)"
+                if figure20["setting"].iloc[0].startswith("8x8")
+                else "task-DAG size of the main presets, each pooled over the other factor (the "
+                "paper's Figure 20 fixes the map to 8x8: run `grid-suite figure20` for that)"
+            )
+            + " (Park et al., Figure 20). Bars: means with 95% bootstrap CIs.\n\n"
+            + "\n".join(lines),
             [path],
         ))  # fmt: skip
     return sections

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from exploreval.core import INVALID_ACTION, StepInfo, TextEnv
-from exploreval.suites.grid._generator import PRESETS, GeneratorConfig, generate
+from exploreval.suites.grid._generator import FIGURE20_PRESETS, PRESETS, GeneratorConfig, generate
 from exploreval.suites.grid._info import GridStepInfo
 from exploreval.suites.grid._paths import oracle_plan
 from exploreval.suites.grid._prompts import ENVIRONMENT_DESCRIPTION
@@ -60,6 +60,7 @@ def load_map(map_ref: str | Path) -> GridTask:
 
 def _presets() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {name: dict(params) for name, params in PRESETS.items()}
+    out.update({name: dict(params) for name, params in FIGURE20_PRESETS.items()})
     for name in PACKAGED_MAPS:
         for naming in NAMINGS:
             out[f"{name}/{naming}"] = {"map": name, "naming": naming}

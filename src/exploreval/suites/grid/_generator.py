@@ -157,14 +157,30 @@ PRESETS: dict[str, dict[str, Any]] = {
 #: Seeds of the named main suite (Appendix C.2).
 MAIN_SUITE_SEEDS = (0, 1, 2)
 
+#: Figure 20 (Appendix G) fixes "the map size to the full 8x8 grid": one graph varies the
+#: exploration demand at the medium DAG size, the other the DAG size at medium demand. With the
+#: size fixed, the node density plays no part, so the demand levels differ by corridor width
+#: and the DAG sizes by node count (the paper's own knobs, Appendix C.1).
+FIGURE20_SIDE = 8
+FIGURE20_PRESETS: dict[str, dict[str, Any]] = {
+    f"8x8/explore-{explore}/dag-{dag}": {
+        **PRESETS[f"explore-{explore}/dag-{dag}"],
+        "width": FIGURE20_SIDE,
+        "height": FIGURE20_SIDE,
+    }
+    for explore, dag in [(e, "medium") for e in EXPLORE_LEVELS]
+    + [("medium", d) for d in DAG_LEVELS if d != "medium"]
+}  # the names are _catalog.figure20_preset_names(), which registers them before any import
+
 
 def preset_config(preset: str, **overrides: Any) -> GeneratorConfig:
-    """The generator config of a main-grid preset, with optional overrides."""
-    if preset not in PRESETS:
+    """The generator config of a main-grid or Figure 20 preset, with optional overrides."""
+    known = {**PRESETS, **FIGURE20_PRESETS}
+    if preset not in known:
         from exploreval.core import unknown_name_error
 
-        raise unknown_name_error("grid preset", preset, PRESETS)
-    return GeneratorConfig.model_validate({**PRESETS[preset], **overrides})
+        raise unknown_name_error("grid preset", preset, known)
+    return GeneratorConfig.model_validate({**known[preset], **overrides})
 
 
 # ----------------------------------------------------------------------------------------

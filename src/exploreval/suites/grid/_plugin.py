@@ -7,8 +7,11 @@ from exploreval.suites.grid._catalog import (
     DEFAULT_PRESET,
     ENV_ID,
     FAMILY,
+    FIGURE20_REPEATS,
     MAIN_SUITE_SEEDS,
     PACKAGED_MAPS,
+    figure20_preset_names,
+    figure20_suite_entries,
     main_preset_names,
     map_preset_names,
 )
@@ -41,7 +44,7 @@ def register() -> None:
         ENV_ID,
         f"{_M}._env:GridDAGEnv",
         family=FAMILY,
-        presets=[*main_preset_names(), *map_preset_names()],
+        presets=[*main_preset_names(), *figure20_preset_names(), *map_preset_names()],
         default_preset=DEFAULT_PRESET,
         description="Partially observable grid map with a hidden task DAG (Park et al.)",
         success_means="the goal node was achieved within the map's hidden step budget",
@@ -118,6 +121,12 @@ def register() -> None:
         "grid-main",
         [{"env_id": ENV_ID, "presets": main_preset_names(), "seeds": list(MAIN_SUITE_SEEDS)}],
         "Grid paper, main experiment: exploration level x DAG size (3x3) x seeds 0,1,2",
+    )
+    register_suite(
+        "grid-figure20",
+        figure20_suite_entries(),
+        "Grid paper, Figure 20: the fixed 8x8 map, 32 maps per graph (exploration demand, DAG "
+        f"size); run with --repeats {FIGURE20_REPEATS} as the paper does",
     )
     register_suite(
         "grid-semantic",
