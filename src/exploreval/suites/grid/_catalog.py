@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 ENV_ID = "exploreval/GridDAG-v0"
 FAMILY = "grid"
 EXPLORE_LEVEL_NAMES = ("low", "medium", "high")
@@ -42,7 +44,7 @@ def figure20_seeds() -> list[range]:
     return [range(cuts[k], cuts[k + 1]) for k in range(3)]
 
 
-def figure20_suite_entries() -> list[dict[str, object]]:
+def figure20_suite_entries() -> list[dict[str, Any]]:
     """One entry per 8x8 preset with its seeds; the medium/medium maps serve both graphs."""
     out: dict[str, list[int]] = {}
     for graph, names in enumerate((EXPLORE_LEVEL_NAMES, DAG_LEVEL_NAMES)):

@@ -75,6 +75,7 @@ def main_suite_spec(
     agents: list[dict[str, Any]] | None = None, suite: str = "main", name: str | None = None
 ) -> dict[str, Any]:
     """The experiment dict of a named suite (scripted baselines unless ``agents`` given)."""
+    suites: list[dict[str, Any]]
     if suite == "main":
         suites = [{"env_id": ENV_ID, "presets": list(PRESETS), "seeds": list(MAIN_SUITE_SEEDS)}]
     elif suite == "semantic":
