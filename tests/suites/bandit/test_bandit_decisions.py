@@ -55,6 +55,43 @@ def test_figure10_baseline_rows_are_reproduced() -> None:
             assert abs(ours - paper) <= z * se + 0.005, f"{key} {stat}: {ours:.3f} vs {paper}"
     # the statistics separate the data sources the way the paper describes
     assert table.loc[("UCB", "unif"), "least_frac"] > 3 * table.loc[("UCB", "ucb"), "least_frac"]
+    # One cell at a time the paper's 50 histories allow about +-0.2, too loose to catch a wrong
+    # baseline. Jointly they do not: under "same algorithm" the 12 standardised differences
+    # are (nearly) independent normals, so their squares sum to a chi-square with 12 degrees
+    # of freedom; a systematic shift of 0.15 in every cell would give about 55.
+    chi2 = sum(
+        (float(table.loc[key, stat]) - paper) ** 2
+        / (float(table.loc[key, stat]) * (1 - float(table.loc[key, stat])) * (1 / 50 + 1 / n))
+        for key, values in FIGURE10.items()
+        for stat, paper in zip(("greedy_frac", "least_frac"), values, strict=True)
+    )
+    assert chi2 <= CHI2_12_AT_1_PERCENT, f"jointly {chi2:.1f} > {CHI2_12_AT_1_PERCENT}"
+
+
+#: The 99th percentile of a chi-square with 12 degrees of freedom.
+CHI2_12_AT_1_PERCENT = 26.217
+
+
+def test_the_joint_figure10_check_rejects_a_wrong_baseline() -> None:
+    """UCB with C = 2 instead of 1 passes most single cells but not the joint check."""
+    n = 4000
+    wrong = asyncio.run(
+        decision_experiment(
+            [PolicyDecider(Policy("ts")), PolicyDecider(Policy("ucb", {"c": 2.0}))],
+            HARD,
+            t=30,
+            n=n,
+            seed=5,
+        )
+    )
+    table = wrong.summary.set_index(["agent", "source"])
+    chi2 = sum(
+        (float(table.loc[key, stat]) - paper) ** 2
+        / (float(table.loc[key, stat]) * (1 - float(table.loc[key, stat])) * (1 / 50 + 1 / n))
+        for key, values in FIGURE10.items()
+        for stat, paper in zip(("greedy_frac", "least_frac"), values, strict=True)
+    )
+    assert chi2 > CHI2_12_AT_1_PERCENT
 
 
 def test_histories_are_shared_and_reproducible() -> None:
