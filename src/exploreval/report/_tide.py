@@ -27,6 +27,7 @@ from exploreval.report._tide_frames import (
     constant_columns,
     fmt_number,
     markdown_table,
+    paper_matrix,
     sr_auv_pairs,
 )
 from exploreval.report._tide_plots import (
@@ -163,6 +164,18 @@ def tide_report(
         "",
         markdown_table(shown, [c for c in SUMMARY_COLUMNS if c not in constant]),
     ]
+    model_keys = [k for k in keys if k not in ("env_id", "preset")]
+    if summary["env_id"].nunique() > 1:  # the paper's layout: a model per row, environments across
+        table1 = paper_matrix(summary, [("success_rate", "SR"), ("auv", "AUV")], model_keys)
+        table2 = paper_matrix(summary, [("loop_ratio", "LR")], model_keys)
+        parts += [
+            "",
+            "### As the paper prints them (Tables 1 and 2, percent)",
+            "",
+            markdown_table(table1, list(table1.columns)),
+            "",
+            markdown_table(table2, list(table2.columns)),
+        ]
     for column in (c for c in constant if c != "condition"):
         parts += [
             "",
@@ -221,6 +234,9 @@ def tide_report(
                 [*keys, *MEMORY_INDEX_COLUMNS],
             ),
         ]
+        if memory["env_id"].nunique() > 1:  # Table 6's layout
+            table6 = paper_matrix(memory, [("mi", "MI")], model_keys)
+            parts += ["", markdown_table(table6, list(table6.columns))]
     window = tables.get("tide_window")
     if window is not None and not window.empty:
         files.append(plot_window_curves(window, out_dir / "tide_window.png"))

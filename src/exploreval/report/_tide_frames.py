@@ -154,3 +154,55 @@ def constant_columns(frame: pd.DataFrame, candidates: Sequence[str]) -> list[str
         if column in frame and frame[column].nunique(dropna=False) == 1:
             out.append(column)
     return out
+
+
+#: The paper's environment order in Tables 1, 2 and 6 (others follow, alphabetically).
+PAPER_ENV_ORDER = ("BlocksWorld", "FrozenLake", "Sudoku", "AlfWorld", "WebShop")
+
+
+def _env_label(env_id: str) -> str:
+    """``exploreval/FrozenLake-v0`` -> ``FrozenLake`` (the paper's column heads)."""
+    name = env_id.rsplit("/", 1)[-1]
+    return name.rsplit("-v", 1)[0] if "-v" in name else name
+
+
+def paper_matrix(
+    frame: pd.DataFrame, values: Sequence[tuple[str, str]], row_keys: Sequence[str]
+) -> pd.DataFrame:
+    """A long TIDE table as the paper prints it: one row per model (``row_keys``), and per
+    environment one column per value (``values``: column, heading), in percent with one decimal
+    as printed (text cells).
+
+    Environments go in the paper's order; a model missing from an environment gets no value.
+    Environments with several presets keep one column group per preset."""
+    if frame.empty:
+        return pd.DataFrame()
+    labels = [
+        _env_label(str(e)) + ("" if frame["preset"].nunique() <= 1 else f" ({p})")
+        for e, p in zip(frame["env_id"], frame.get("preset", ["-"] * len(frame)), strict=True)
+    ]
+    part = frame.assign(_env=labels)
+
+    def order(label: str) -> tuple[int, str]:
+        base = label.split(" (")[0]
+        return (
+            PAPER_ENV_ORDER.index(base) if base in PAPER_ENV_ORDER else len(PAPER_ENV_ORDER),
+            label,
+        )
+
+    envs = sorted(set(labels), key=order)
+    models = list(dict.fromkeys(tuple(row) for row in part[list(row_keys)].itertuples(index=False)))
+    rows = []
+    for model in models:
+        mine = part
+        for key, value in zip(row_keys, model, strict=True):
+            mine = mine[mine[key] == value]
+        row: dict[str, Any] = dict(zip(row_keys, model, strict=True))
+        for env in envs:
+            hit = mine[mine["_env"] == env]
+            for column, heading in values:
+                value = hit[column].iloc[0] if not hit.empty and column in hit else None
+                shown = None if value is None or pd.isna(value) else f"{100 * float(value):.1f}"
+                row[f"{env} {heading}"] = shown
+        rows.append(row)
+    return pd.DataFrame(rows)
