@@ -33,13 +33,13 @@ def test_text_that_states_a_lock_makes_the_question_answerable(
     gold: str, sentence: str,
 ) -> None:  # fmt: skip
     spec = {
-        # the audit's trajectories were played on the universe of its time (broad)
+        # the audit's trajectories were played on the universe and quiz rule of its time
         "suites": [
             {
                 "env_id": "exploreval/Task2Quiz-v0",
                 "presets": [preset],
                 "seeds": [seed],
-                "options": {"task_universe": "broad"},
+                "options": {"task_universe": "broad", "quiz_rule": "per-element"},
             }
         ],
         "agents": [{"agent": agent}],

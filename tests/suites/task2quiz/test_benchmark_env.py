@@ -285,3 +285,43 @@ def test_episodes_emit_what_memory_recall_distance_needs(tw_cache: Path, tmp_pat
     events = [e for view in views_of(record) for e in record_recall(view).events]
     assert len(events) >= len(record.tasks)
     assert {e.entity for e in events} <= relevant and min(e.distance for e in events) == 1
+
+
+def test_each_episode_records_its_quiz_rule_and_is_rescored_by_it(
+    tw_cache: Path, tmp_path: Path
+) -> None:
+    from types import SimpleNamespace
+
+    from exploreval.runner import run_experiment, spec_from_dict
+    from exploreval.store import RunDir
+    from exploreval.suites.task2quiz._generate import generate_world
+    from exploreval.suites.task2quiz._quiz_api import generate_questions
+    from exploreval.suites.task2quiz._quiz_metrics import rescored_answers
+
+    suite = {"env_id": ENV_ID, "presets": ["easy"], "seeds": [0]}
+    spec = spec_from_dict(
+        {
+            "suites": [suite, {**suite, "env_options": {"quiz_rule": "per-element"}}],
+            "agents": [{"kind": "scripted", "agent": "walkthrough"}],
+        }
+    )
+    run_experiment(spec, str(tmp_path / "run"))
+    records = list(RunDir(tmp_path / "run").iter_records())
+    world = SimpleNamespace(summary=generate_world("easy", 0).summary())
+    by_rule = {r.ground_truth["quiz_rule"]: r for r in records}
+    assert set(by_rule) == {"paper", "per-element"}
+    for rule, record in by_rule.items():
+        asked = [q["text"] for q in record.ground_truth["questions"]]
+        assert asked == [q.text for q in generate_questions(world, 0, rule)]  # type: ignore[arg-type]
+        rescored = rescored_answers(record)
+        assert [r["question_id"] for r in rescored] == [
+            q["id"] for q in record.ground_truth["questions"]
+        ]
+    assert len(by_rule["paper"].ground_truth["questions"]) != len(
+        by_rule["per-element"].ground_truth["questions"]
+    )
+    old = by_rule["per-element"].model_copy(
+        update={"ground_truth": {**by_rule["per-element"].ground_truth}}
+    )
+    del old.ground_truth["quiz_rule"]  # a record from before the rule was named
+    assert len(rescored_answers(old)) == len(by_rule["per-element"].ground_truth["questions"])

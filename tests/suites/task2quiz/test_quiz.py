@@ -58,6 +58,13 @@ def brute_force(world: QuizWorld, text: str) -> str:
         return text[len(prefix) : len(text) - len(suffix)]
 
     adjacent = {frozenset(args) for name, args in facts if name in DIRECTIONS}
+    if text == "In which room did you start?":
+        (room,) = [args[1] for name, args in facts if name == "at" and types[args[0]] == "P"]
+        return names[room]
+    if text.startswith("What does the ") and text.endswith(" open?"):
+        key = by_name[between("What does the ", " open?")]
+        (thing,) = [args[1] for name, args in facts if name == "match" and args[0] == key]
+        return names[thing]
     if text.startswith("In which room was the "):
         return names[room_of(by_name[between("In which room was the ", " at the start?")])]
     if " directly connected to the " in text:
@@ -348,6 +355,12 @@ def expected_answerable(world: QuizWorld, text: str, atoms: set[str]) -> bool:
     def all_exits(r: str) -> bool:
         return all(f"moved:{r}:{o}" in atoms for o in neighbours[r])
 
+    if text == "In which room did you start?":
+        return f"visited:{s['start_room']}" in atoms
+    if text.startswith("What does the ") and text.endswith(" open?"):
+        key = ids[text[len("What does the ") : -len(" open?")]]
+        (x,) = [t for t, v in lockables.items() if v["key"] == key]
+        return f"unlocked:{x}" in atoms or f"keynamed:{x}" in atoms
     prefix, suffix = "In which room was the ", " at the start?"
     if text.startswith(prefix) and text.endswith(suffix):
         return seen(ids[text[len(prefix) : len(text) - len(suffix)]])
@@ -527,3 +540,12 @@ def test_max_questions_option_is_validated() -> None:
     for bad in ("0", "-3", "ten", "2.5", 1.5):
         with pytest.raises(ValueError, match="max_questions"):
             check_max_questions(bad)
+
+
+def test_the_quiz_rule_is_validated_recorded_and_rescored_by() -> None:
+    from exploreval.suites.task2quiz._quiz_api import QUIZ_RULES, check_quiz_rule
+
+    assert check_quiz_rule(None) == "paper" and QUIZ_RULES == ("paper", "per-element")
+    assert check_quiz_rule("per-element") == "per-element"
+    with pytest.raises(ValueError, match="option 'quiz_rule' must be one of paper, per-element"):
+        check_quiz_rule("table2")

@@ -183,7 +183,7 @@ def test_table1_averages_are_bounded_and_the_papers_own_totals_disagree_with_the
     from exploreval.suites.task2quiz._generate import generate_world
     from exploreval.suites.task2quiz._quiz_api import generate_questions
 
-    ours = {"easy": (5.79, 5.04, 25.6), "medium": (8.04, 5.68, 50.2), "hard": (10.02, 7.40, 111.4)}
+    ours = {"easy": (5.79, 5.04, 29.1), "medium": (8.04, 5.68, 52.2), "hard": (10.02, 7.40, 112.1)}
     elements: dict[str, dict[str, float]] = {}
     for difficulty, (walk, sequential, questions) in ours.items():
         independent, played, asked = [], [], []
@@ -217,3 +217,59 @@ def test_table1_averages_are_bounded_and_the_papers_own_totals_disagree_with_the
         paper = bench.PAPER[difficulty][1]
         assert abs(implied / questions - 1) < 0.10
         assert 0.18 < abs(implied / paper - 1) < 0.23
+
+
+def test_the_default_quiz_asks_table2s_mix_and_each_rule_asks_what_it_says() -> None:
+    """Issue 57: over the paper's 30 worlds (seeds 0-9 per difficulty) the default ``paper``
+    rule asks each type within 10% of what the paper's Table 2 implies (611 / 422 / 405 / 170 /
+    359), and in total within 10% of its 1,967; each rule's count per world is its formula over
+    the world's elements (``per-element``: one question per element, as before)."""
+    import importlib.util
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from exploreval.suites.task2quiz._generate import generate_world
+    from exploreval.suites.task2quiz._quiz_api import generate_questions
+
+    path = Path(__file__).parents[3] / "bench" / "bench_task2quiz_table1.py"
+    spec = importlib.util.spec_from_file_location("bench_t2q_table1", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    totals = {qtype: 0 for qtype, _, _ in bench.TYPE_TOTALS}
+    for difficulty in ("easy", "medium", "hard"):
+        for seed in range(10):
+            summary = generate_world(difficulty, seed).summary()
+            world = SimpleNamespace(summary=summary)
+            things = len(summary["items"]) + len(summary["containers"]) + len(summary["supporters"])
+            adjacent = len({frozenset((c["src"], c["dst"])) for c in summary["connections"]})
+            connections = len(summary["connections"])
+            doors = sum(1 for c in summary["connections"] if c["door"])
+            lockables = {**summary["doors"], **summary["containers"]}
+            locks = sum(1 for v in lockables.values() if v["key"] is not None)
+            rooms = len(summary["rooms"])
+            non_adjacent = rooms * (rooms - 1) // 2 - adjacent
+            expected = {
+                "paper": {
+                    "location": things + 1,
+                    "connectivity": adjacent + min(non_adjacent, (adjacent + 1) // 2),
+                    "direction": connections + doors,
+                    "match": 2 * locks,
+                    "property": 2 * len(lockables),
+                },
+                "per-element": {
+                    "location": things,
+                    "connectivity": adjacent + min(non_adjacent, adjacent),
+                    "direction": connections,
+                    "match": locks,
+                    "property": 2 * len(lockables),
+                },
+            }
+            for rule, counts in expected.items():
+                asked = [q.qtype for q in generate_questions(world, seed, rule)]
+                assert {t: asked.count(t) for t in counts} == counts, (difficulty, seed, rule)
+            for qtype in totals:
+                totals[qtype] += expected["paper"][qtype]
+    for qtype, _, paper in bench.TYPE_TOTALS:
+        assert abs(totals[qtype] / paper - 1) < 0.10, (qtype, totals[qtype], paper)
+    assert abs(sum(totals.values()) / 1967 - 1) < 0.10

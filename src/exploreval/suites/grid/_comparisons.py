@@ -62,8 +62,21 @@ def _grid_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["family"] == "grid"]
 
 
+#: Table 2's row order: the plain agent first, then the harness with the explicit memory the
+#: table is about (Appendix D), then any other harness alphabetically.
+HARNESS_ORDER = ("react", "memory")
+
+
+def _harness_rank(harness: str) -> tuple[int, str]:
+    return (
+        HARNESS_ORDER.index(harness) if harness in HARNESS_ORDER else len(HARNESS_ORDER),
+        harness,
+    )
+
+
 def table2_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Table 2: per model, one row per harness; models with two harnesses or more."""
+    """Table 2: per model, one row per harness (the plain ``react`` first, then ``memory``);
+    models with two harnesses or more."""
     part = _grid_rows(rows)
     if part.empty or not _has(part, "model", "harness"):
         return pd.DataFrame()
@@ -72,7 +85,8 @@ def table2_frame(rows: pd.DataFrame) -> pd.DataFrame:
     for model, group in part.groupby("model", sort=True):
         if group["harness"].nunique() < 2:
             continue
-        for harness, g in group.groupby("harness", sort=True):
+        for harness in sorted(set(group["harness"]), key=_harness_rank):
+            g = group[group["harness"] == harness]
             out.append({"model": model, "harness": harness, **_measures(g)})
     return pd.DataFrame(out)
 

@@ -27,7 +27,7 @@ TEXTWORLD_LOCK = threading.RLock()
 QUIZ_PHASE = "quiz"
 TASK_PHASE = "task"
 #: Env options (besides the preset's ``difficulty``).
-OPTIONS = frozenset({"difficulty", "cache_dir", "max_questions", "task_universe"})
+OPTIONS = frozenset({"difficulty", "cache_dir", "max_questions", "task_universe", "quiz_rule"})
 #: Default per-task step cap when the runner gives none.
 DEFAULT_TASK_STEP_CAP = 50
 
@@ -153,9 +153,10 @@ class Task2QuizEnv(TextEnv):
             )
         cache = self.params.get("cache_dir")
         self.cache_dir: str | None = None if cache is None else str(Path(cache))
-        from exploreval.suites.task2quiz._quiz_api import check_max_questions
+        from exploreval.suites.task2quiz._quiz_api import check_max_questions, check_quiz_rule
 
         self.max_questions = check_max_questions(self.params.get("max_questions"))
+        self.quiz_rule = check_quiz_rule(self.params.get("quiz_rule"))
         from exploreval.suites.task2quiz._coverage import DEFAULT_TASK_UNIVERSE, check_universe
 
         self.task_universe = check_universe(
@@ -384,7 +385,7 @@ class Task2QuizEnv(TextEnv):
 
         assert self.quiz_world is not None
         self.session = _quiz_api.start_quiz(
-            self.quiz_world, self.stage1, self.world_seed, self.max_questions
+            self.quiz_world, self.stage1, self.world_seed, self.max_questions, self.quiz_rule
         )
         self._phase = QUIZ_PHASE
         self._question = 0
@@ -422,6 +423,7 @@ class Task2QuizEnv(TextEnv):
             if session is not None
             else [],
             "references": list(session.references) if session is not None else [],
+            "quiz_rule": self.quiz_rule,
             # G_task of memory recall distance: the objects the tasks' walkthroughs act on
             "task_entities": sorted({
                 e for task in self.tasks for command in task.walkthrough

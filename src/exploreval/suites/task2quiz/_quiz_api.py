@@ -24,6 +24,7 @@ from exploreval.suites.task2quiz._contract import (
     QuizWorld,
     Stage1StepFacts,
 )
+from exploreval.suites.task2quiz._layout import OPPOSITE
 
 #: Marks whether this module is the stand-in (False: the real quiz).
 PLACEHOLDER = False
@@ -305,13 +306,34 @@ def _exits_known(neighbours: dict[str, set[str]], room: str) -> Checkpoint:
 # -- generation -------------------------------------------------------------------------------
 
 
-def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
+#: The question rules: ``paper`` (the default) asks the mix the paper's Table 2 implies;
+#: ``per-element`` is the earlier rule, one question per element of each type's kind.
+QUIZ_RULES = ("paper", "per-element")
+DEFAULT_QUIZ_RULE = "paper"
+
+
+def check_quiz_rule(value: Any) -> str:
+    """The env option ``quiz_rule``: one of QUIZ_RULES (older records used ``per-element``)."""
+    rule = DEFAULT_QUIZ_RULE if value is None else value
+    if rule not in QUIZ_RULES:
+        raise ValueError(f"option 'quiz_rule' must be one of {', '.join(QUIZ_RULES)}, got {value!r}")
+    return str(rule)
+
+
+def generate_questions(
+    world: QuizWorld, seed: int, rule: str = DEFAULT_QUIZ_RULE
+) -> list[Question]:
     """The quiz of one world, in a fixed order (the rng only picks the non-adjacent room pairs).
 
     Types and formats (docs/task2quiz.md, "Questions"): Location (where) for every item,
-    container and supporter; Connectivity (yes/no) for every adjacent pair and as many
-    non-adjacent ones; Direction (what) for every connection; Match (which) for every locked
-    door/container; Property: was each door/container locked, and was it open (yes/no)."""
+    container and supporter; Connectivity (yes/no) for every adjacent pair and non-adjacent
+    ones; Direction (what) for every connection; Match (which) for every locked door/container;
+    Property: was each door/container locked, and was it open (yes/no). The ``paper`` rule
+    (Table 2's mix) adds the start room to Location, asks half as many non-adjacent pairs as
+    adjacent ones, asks a door's connection from both sides, and asks Match both ways (which key
+    opens a lock, and what each such key opens); ``per-element`` asks as many non-adjacent pairs
+    as adjacent ones and none of the additions."""
+    paper = check_quiz_rule(rule) == "paper"
     summary = world.summary or {}
     names: dict[str, str] = summary.get("names", {})
     rng = np.random.default_rng([seed, 7919])
@@ -345,6 +367,9 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
             "location", "where", f"In which room was the {names[thing]} at the start?",
             names[_room_of(summary, thing)], _seen(summary, thing),
         )  # fmt: skip
+    start = summary.get("start_room")
+    if paper and start in names:
+        add("location", "where", "In which room did you start?", names[start], f"visited:{start}")
     # Connectivity: every adjacent pair (yes) and as many non-adjacent pairs (no)
     adjacent = {frozenset((c["src"], c["dst"])) for c in summary.get("connections", [])}
     for pair in sorted(adjacent, key=lambda p: sorted(p, key=_order)):
@@ -359,7 +384,8 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
         for b in rooms[i + 1 :]
         if frozenset((a, b)) not in adjacent
     ]
-    for index in sorted(rng.permutation(len(others))[: len(adjacent)].tolist()):
+    negatives = (len(adjacent) + 1) // 2 if paper else len(adjacent)
+    for index in sorted(rng.permutation(len(others))[:negatives].tolist()):
         a, b = others[index]
         # "not connected" is known once both rooms were seen and every exit of one of them
         # was followed (an exit does not say where it leads until the player goes through)
@@ -376,6 +402,16 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
             f"Which direction do you go from the {names[c['src']]} to reach the {names[c['dst']]}?",
             c["direction"], f"moved:{c['src']}:{c['dst']}", choices=DIRECTIONS,
         )  # fmt: skip
+        if paper and c.get("door"):  # a door is described from both of its rooms
+            add(
+                "direction",
+                "what",
+                f"Which direction do you go from the {names[c['dst']]} to reach the "
+                f"{names[c['src']]}?",
+                OPPOSITE[c["direction"]],
+                f"moved:{c['dst']}:{c['src']}",
+                choices=DIRECTIONS,
+            )
     # Match: which key opens each locked door or container
     lockables = {**summary.get("doors", {}), **summary.get("containers", {})}
     keys = [i for i in items if summary["items"][i]["kind"] == "k"]
@@ -388,6 +424,20 @@ def generate_questions(world: QuizWorld, seed: int) -> list[Question]:
             {"any": [f"unlocked:{thing}", f"keynamed:{thing}"]},
             choices=[names[k] for k in keys],
         )  # fmt: skip
+    if paper:  # and the other way: what each key that opens something opens
+        locked = {
+            lockables[t]["key"]: t for t in sorted(lockables, key=_order) if lockables[t]["key"]
+        }
+        for key in sorted(locked, key=_order):
+            thing = locked[key]
+            add(
+                "match",
+                "which",
+                f"What does the {names[key]} open?",
+                names[thing],
+                {"any": [f"unlocked:{thing}", f"keynamed:{thing}"]},
+                choices=[names[t] for t in sorted(lockables, key=_order)],
+            )
     # Property: latent lock and open state of every door and container (the paper's property
     # type: "locked/unlocked, open/closed"); no per-thing "kind" question (docs/task2quiz.md)
     for thing in sorted(lockables, key=_order):
@@ -503,11 +553,13 @@ class QuizSession:
         stage1: Sequence[Stage1StepFacts],
         seed: int,
         max_questions: int | None = None,
+        rule: str = DEFAULT_QUIZ_RULE,
     ) -> None:
         self.world = world
+        self.rule = rule
         self.evidence = evidence_from_steps(world, stage1)
         atoms = self.evidence.atoms()
-        every = generate_questions(world, seed)
+        every = generate_questions(world, seed, rule)
         self.questions = [every[i] for i in select_questions(every, max_questions, seed)]
         self.references = [
             q.answer if satisfied(q.checkpoints, atoms) else NON_ANSWERABLE for q in self.questions
@@ -540,5 +592,6 @@ def start_quiz(
     stage1: Sequence[Stage1StepFacts],
     seed: int,
     max_questions: int | None = None,
+    rule: str = DEFAULT_QUIZ_RULE,
 ) -> QuizSession:
-    return QuizSession(world, stage1, seed, max_questions)
+    return QuizSession(world, stage1, seed, max_questions, rule)

@@ -82,7 +82,9 @@ def rescored_answers(record: EpisodeRecord) -> list[dict[str, Any]]:
     if world is None:
         return []
     limit = check_max_questions(record.env_options.get("max_questions"))
-    session = start_quiz(world, stage1_from_record(record), world.seed, limit)
+    # the rule the episode was asked by; records from before the rule was named used per-element
+    rule = str((record.ground_truth or {}).get("quiz_rule", "per-element"))
+    session = start_quiz(world, stage1_from_record(record), world.seed, limit, rule)
     answers: dict[int, str] = {}
     for step in record.steps:
         if step.phase == "quiz":
