@@ -109,7 +109,9 @@ def test_quiz_phase_caps_and_step_facts_reach_the_quiz(
 ) -> None:
     seen: list[_TwoQuestions] = []
 
-    def start(world: QuizWorld, stage1: list[Any], seed: int, limit: Any = None) -> _TwoQuestions:
+    def start(
+        world: QuizWorld, stage1: list[Any], seed: int, limit: Any = None, rule: str = "paper"
+    ) -> _TwoQuestions:
         seen.append(_TwoQuestions(world, stage1, seed))
         return seen[-1]
 
