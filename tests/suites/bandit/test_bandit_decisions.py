@@ -163,9 +163,34 @@ def test_llm_decider_records_invalid_answers_and_samples_distributions() -> None
     assert all(d == [0.5, 0.5, 0.0, 0.0, 0.0] for d in valid["distribution"])
     invalid = result.details[~result.details.valid]
     assert invalid["reason"].str.contains("no <Answer>").all()
-    assert "| GreedyFrac |" in result.figure10_markdown()
+    table = result.figure10_markdown().splitlines()
+    assert table[0] == "| agent | LeastFrac Unif | GreedyFrac Unif | invalid Unif |"
+    assert table[2].startswith("| dist | ") and table[2].endswith(" | 0.50 |")
     payload = result.to_json()
     assert payload["stats"]["dist"]["unif"]["invalid_frac"] == pytest.approx(0.5)
+
+
+def test_figure10_is_laid_out_as_the_paper_prints_it() -> None:
+    """A row per agent, LeastFrac then GreedyFrac per data source in the order TS, UCB, Unif."""
+    result = asyncio.run(
+        decision_experiment(
+            [PolicyDecider(Policy("ts")), PolicyDecider(Policy("ucb"))], HARD, t=30, n=40, seed=5
+        )
+    )
+    lines = result.figure10_markdown().splitlines()
+    assert lines[0].split(" | ")[1:7] == [
+        "LeastFrac TS",
+        "LeastFrac UCB",
+        "LeastFrac Unif",
+        "GreedyFrac TS",
+        "GreedyFrac UCB",
+        "GreedyFrac Unif",
+    ]
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in lines[2:]}
+    assert list(rows) == ["TS", "UCB"]
+    table = result.summary.set_index(["agent", "source"])
+    assert rows["UCB"][5] == f"{float(table.loc[('UCB', 'unif'), 'greedy_frac']):.2f}"
+    assert rows["TS"][0] == f"{float(table.loc[('TS', 'ts'), 'least_frac']):.2f}"
 
 
 def test_decider_names_must_be_distinct() -> None:

@@ -175,3 +175,30 @@ def test_figure12_gives_each_scenario_its_panel_and_figure13_counts_fails(
     R.bandit_report([r for r in records if "ANRN0" not in r.agent.name], rows, tmp_path)
     one = next(f for f in drawn if f.axes[0].get_xlabel().startswith("SuffFailFreq(T/2)"))
     assert len(one.axes) == 1  # one scenario: Figure 3's single panel
+
+
+def test_long_summary_tables_put_the_agents_in_rows_as_figures_14_to_19() -> None:
+    """Up to 13 agents the statistics are rows (Figure 4: 3 baselines and 10 configurations);
+    more (every configuration of a model, Figures 14-19) are rows of their own."""
+    import numpy as np
+
+    from exploreval.suites.bandit import BanditInstance, Policy, simulate
+    from exploreval.suites.bandit import stats as B
+
+    instance = BanditInstance.two_level(5, 0.2, 20)
+    groups = {
+        ("hard", f"agent-{i:02d}"): simulate(
+            Policy("greedy" if i % 2 else "ts"), instance, 4, np.random.default_rng(i)
+        )
+        for i in range(14)
+    }
+    long = B.figure4_markdown(B.summary_frame(groups), {"agent-03": 1}).splitlines()
+    assert long[0] == (
+        "| agent | MedianReward | SuffFailFreq(T/2) | K*MinFrac | GreedyFrac | Replicates | fails |"
+    )
+    assert [line.split(" | ")[0] for line in long[2:]] == [f"| agent-{i:02d}" for i in range(14)]
+    assert long[5].endswith("| 4 | 1 |") and long[2].endswith("| 4 | 0 |")
+    frame = B.summary_frame(dict(list(groups.items())[:13]))
+    wide = B.figure4_markdown(frame).splitlines()
+    assert wide[0].startswith("| | agent-00 | agent-01 |") and len(wide) == 2 + 5
+    assert wide[2].startswith("| MedianReward | ")

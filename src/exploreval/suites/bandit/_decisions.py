@@ -34,6 +34,8 @@ DATA_SOURCES: dict[str, Policy] = {
     "ts": Policy("ts"),
 }
 SOURCE_LABELS = {"unif": "Unif", "ucb": "UCB", "ts": "TS"}
+#: Figure 10's column order of the data sources.
+SOURCE_LABELS_PAPER_ORDER = ("ts", "ucb", "unif")
 
 
 def sample_histories(
@@ -175,19 +177,26 @@ class DecisionResult:
     n: int
 
     def figure10_markdown(self) -> str:
-        """Figure 10 layout: GreedyFrac and LeastFrac rows, agent × data source columns."""
+        """Figure 10's layout: one row per agent; LeastFrac then GreedyFrac, each per data
+        source (TS, UCB, Unif, as the paper orders them), then this run's invalid fraction."""
         frame = self.summary
-        heads = [
-            f"{a} / {SOURCE_LABELS.get(s, s)}"
-            for a, s in zip(frame["agent"], frame["source"], strict=True)
-        ]
-        lines = ["| | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
-        for stat, label in (
-            ("greedy_frac", "GreedyFrac"),
+        order = {name: i for i, name in enumerate(SOURCE_LABELS_PAPER_ORDER)}
+        sources = sorted(dict.fromkeys(frame["source"]), key=lambda x: (order.get(x, 99), x))
+        stats = (
             ("least_frac", "LeastFrac"),
+            ("greedy_frac", "GreedyFrac"),
             ("invalid_frac", "invalid"),
-        ):
-            lines.append(f"| {label} | " + " | ".join(f"{v:.2f}" for v in frame[stat]) + " |")
+        )
+        heads = [f"{label} {SOURCE_LABELS.get(src, src)}" for _, label in stats for src in sources]
+        lines = ["| agent | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+        for agent in dict.fromkeys(frame["agent"]):
+            mine = frame[frame["agent"] == agent].set_index("source")
+            cells = [
+                f"{float(mine.loc[src, stat]):.2f}" if src in mine.index else "-"
+                for stat, _ in stats
+                for src in sources
+            ]
+            lines.append(f"| {agent} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:

@@ -309,22 +309,40 @@ def summary_frame(groups: Mapping[tuple[str, str], BanditTrajectories]) -> pd.Da
     return frame
 
 
+#: The most agents the paper lays out as columns (Figure 4: 3 baselines and 10 configurations);
+#: its longer tables (Figures 14-19, every configuration of a model) put the agents in rows.
+MAX_AGENT_COLUMNS = 13
+
+
+def _cell(stat: str, value: Any) -> str:
+    if stat == "replicates":
+        return str(int(value))
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "n/a"
+    return f"{float(value):.2f}"
+
+
 def figure4_markdown(frame: pd.DataFrame, fails: Mapping[str, int] | None = None) -> str:
-    """Figure 4 layout: statistics as rows, one column per agent, two decimals; with ``fails``
-    (agent -> replicates that did not complete), Figure 13's "fails" row last."""
+    """The per-configuration summary table as the paper lays it out: up to
+    ``MAX_AGENT_COLUMNS`` agents as columns with the statistics as rows (Figure 4), more as rows
+    with the statistics as columns (Figures 14-19); two decimals; with ``fails`` (agent ->
+    replicates that did not complete), Figure 13's "fails" row (or column) last."""
     if frame.empty:
         return "_(no bandit episodes)_"
+    if len(frame) > MAX_AGENT_COLUMNS:
+        stats = (*TABLE_STATS, "replicates")
+        heads = [TABLE_LABELS[s] for s in stats] + (["fails"] if fails is not None else [])
+        lines = ["| agent | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+        for row in frame.to_dict("records"):
+            cells = [_cell(s, row[s]) for s in stats]
+            if fails is not None:
+                cells.append(str(fails.get(str(row["agent"]), 0)))
+            lines.append(f"| {row['agent']} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
     agents = [str(a) for a in frame["agent"]]
     lines = ["| | " + " | ".join(agents) + " |", "|---|" + "---:|" * len(agents)]
     for stat in (*TABLE_STATS, "replicates"):
-        cells = []
-        for value in frame[stat]:
-            if stat == "replicates":
-                cells.append(str(int(value)))
-            elif value is None or (isinstance(value, float) and np.isnan(value)):
-                cells.append("n/a")
-            else:
-                cells.append(f"{float(value):.2f}")
+        cells = [_cell(stat, value) for value in frame[stat]]
         lines.append(f"| {TABLE_LABELS[stat]} | " + " | ".join(cells) + " |")
     if fails is not None:
         lines.append("| fails | " + " | ".join(str(fails.get(a, 0)) for a in agents) + " |")
