@@ -93,3 +93,47 @@ def test_the_report_prints_tables_1_and_2_as_the_paper_does(tmp_path: Path) -> N
     row = next(line for line in text.splitlines() if line.startswith("| optimal | "))
     assert f"{100 * float(optimal['auv'].iloc[0]):.1f}" in row.split(" | ")[6]
     assert any(line.startswith("| agent | BlocksWorld LR") for line in text.splitlines())
+
+
+def test_each_environments_own_options_do_not_split_a_model_row(tmp_path: Path) -> None:
+    """A run whose environments each have their own options (TIDE's instance files) still
+    gets one row per model; two conditions of one agent in one environment keep theirs."""
+    import json
+
+    lakes, sudokus = tmp_path / "lakes.json", tmp_path / "sudokus.json"
+    lakes.write_text(json.dumps([{"grid_size": 6, "seed": 6510}]), encoding="utf-8")
+    sudokus.write_text(json.dumps([{"grid_size": 2, "level": 5, "seed": 7}]), encoding="utf-8")
+    runs = [
+        ("exploreval/FrozenLake-v0", "frozenlake", {"instances": str(lakes)}),
+        ("exploreval/Sudoku-v0", "sudoku", {"instances": str(sudokus)}),
+    ]
+
+    def play(env_id: str, family: str, options: dict[str, str]) -> object:
+        return asyncio.run(run_single(env_id, make_agent(family, "optimal"), seed=0, **options))
+
+    records = [play(*run) for run in runs]
+    (section,) = tide_report(records, pd.DataFrame(), tmp_path / "one")  # type: ignore[arg-type]
+    lines = section.markdown.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("| agent | FrozenLake SR"))
+    assert lines[header + 2].startswith("| optimal | 100.0 |")
+    assert not lines[header + 3].startswith("| optimal")  # one row for the model
+    # the same agent under two conditions of one environment: a row per condition
+    records.append(
+        play(
+            "exploreval/FrozenLake-v0",
+            "frozenlake",
+            {"instances": str(lakes), "holes": "terminate"},
+        )
+    )
+    (section,) = tide_report(records, pd.DataFrame(), tmp_path / "two")  # type: ignore[arg-type]
+    lines = section.markdown.splitlines()
+    header = next(
+        i for i, line in enumerate(lines) if line.startswith("| condition | agent | FrozenLake SR")
+    )
+    assert (
+        sum(
+            line.endswith("| optimal | 100.0 | 100.0 | - | - |") or "| optimal |" in line
+            for line in lines[header + 2 : header + 5]
+        )
+        == 3
+    )

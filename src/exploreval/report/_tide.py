@@ -165,6 +165,10 @@ def tide_report(
         markdown_table(shown, [c for c in SUMMARY_COLUMNS if c not in constant]),
     ]
     model_keys = [k for k in keys if k not in ("env_id", "preset")]
+    if "condition" in model_keys and not summary.duplicated(["env_id", "preset", "agent"]).any():
+        # one condition per agent in each environment (e.g. each env's own instance file): the
+        # paper's layout keeps a row per model, not per environment's options
+        model_keys.remove("condition")
     if summary["env_id"].nunique() > 1:  # the paper's layout: a model per row, environments across
         table1 = paper_matrix(summary, [("success_rate", "SR"), ("auv", "AUV")], model_keys)
         table2 = paper_matrix(summary, [("loop_ratio", "LR")], model_keys)

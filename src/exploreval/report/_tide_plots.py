@@ -8,6 +8,7 @@ million-episode run is drawn from its tables alone.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,17 @@ def _plt() -> Any:
 
 
 def _panel_key(env_id: str, preset: str, condition: str = "-") -> str:
+    """A panel's title: env and preset, the condition beneath in lines a half-width panel
+    holds (an option such as a file path would run into the next panel's title)."""
     key = env_id if preset in ("-", "", None) else f"{env_id} [{preset}]"
-    return key if condition in ("-", "", None) else f"{key} [{condition}]"
+    if condition in ("-", "", None):
+        return key
+    lines = textwrap.wrap(f"[{condition}]", PANEL_TITLE_WIDTH, break_on_hyphens=False)
+    return "\n".join([key, *lines])
+
+
+#: Characters per title line of a panel (two panels side by side, 10 pt).
+PANEL_TITLE_WIDTH = 48
 
 
 def with_condition(frame: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +189,7 @@ def plot_lr_vs_auv(points: pd.DataFrame, path: Path) -> tuple[Path, dict[str, fl
             ax.scatter(xs, ys, s=18, alpha=0.7, label=label)
         rho = spearman(part["loop_ratio"].tolist(), part["auv"].tolist())
         title = _panel_key(str(env_id), str(preset), str(condition))
-        rhos[title] = rho
+        rhos[title.replace("\n", " ")] = rho  # one line in the report's text
         title += (
             f"\nrho={rho:.2f}" if rho is not None else "\nrho=n/a"
         )  # a line of its own: never past the panel
