@@ -41,6 +41,22 @@ from exploreval.report import ReportSection, episode_link
 
 SCHEMA_VERSION = 1
 PAIR_KEYS = ["env_id", "preset", "condition", "seed", "repeat"]
+#: Columns naming what an episode was played from by content (an instance file's SHA-256):
+#: where both runs have one, episodes pair only when it is the same, whatever the path said.
+CONTENT_KEYS = ("instance_sha256",)
+
+
+def pair_keys(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """The spec columns two runs' episodes pair on: the spec, and content both runs name."""
+    return PAIR_KEYS + [k for k in CONTENT_KEYS if k in a and k in b]
+
+
+def _keyed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Content keys as text, so that two episodes with none pair and a hash never meets NaN."""
+    content = [k for k in keys if k in CONTENT_KEYS]
+    return frame.assign(**{k: frame[k].astype(str) for k in content}) if content else frame
+
+
 PERMUTATIONS = 10_000
 EXACT_MAX_PAIRS = 12
 SEED = 0
@@ -220,9 +236,11 @@ def _metric_columns(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
 def compare_agents(a: pd.DataFrame, b: pd.DataFrame, agent_a: str, agent_b: str) -> AgentComparison:
     """Paired comparison of two agents' rows (already restricted to one agent each)."""
     a, b = _ok(a), _ok(b)
-    dedup_a = a.drop_duplicates(PAIR_KEYS, keep="last")
-    dedup_b = b.drop_duplicates(PAIR_KEYS, keep="last")
-    pairs = dedup_a.merge(dedup_b, on=PAIR_KEYS, suffixes=("_a", "_b"))
+    keys = pair_keys(a, b)
+    a, b = _keyed(a, keys), _keyed(b, keys)
+    dedup_a = a.drop_duplicates(keys, keep="last")
+    dedup_b = b.drop_duplicates(keys, keep="last")
+    pairs = dedup_a.merge(dedup_b, on=keys, suffixes=("_a", "_b"))
     result = AgentComparison(
         agent_a=agent_a,
         agent_b=agent_b,
@@ -231,7 +249,7 @@ def compare_agents(a: pd.DataFrame, b: pd.DataFrame, agent_a: str, agent_b: str)
     )
     if pairs.empty:
         return result
-    pairs = pairs.sort_values(PAIR_KEYS, kind="stable").reset_index(drop=True)
+    pairs = pairs.sort_values(keys, kind="stable").reset_index(drop=True)
     for metric in _metric_columns(a, b):
         va = pd.to_numeric(pairs[f"{metric}_a"], errors="coerce").to_numpy(dtype=float)
         vb = pd.to_numeric(pairs[f"{metric}_b"], errors="coerce").to_numpy(dtype=float)
@@ -328,8 +346,9 @@ def compare_tables(
             )
         if comparison.pairs:
             out.comparisons.append(comparison)
-    specs_a = set(map(tuple, a[PAIR_KEYS].astype(str).to_numpy().tolist()))
-    specs_b = set(map(tuple, b[PAIR_KEYS].astype(str).to_numpy().tolist()))
+    keys = pair_keys(a, b)
+    specs_a = set(map(tuple, a[keys].astype(str).to_numpy().tolist()))
+    specs_b = set(map(tuple, b[keys].astype(str).to_numpy().tolist()))
     shared = specs_a & specs_b
     if not shared:
         out.warnings.append(

@@ -67,6 +67,7 @@ def test_frozenlake_metrics_by_hand() -> None:
         "solved_at_step": 8,
         "optimal_steps": 6,
         "excess_steps": 2,
+        "instance_sha256": None,  # a generated instance, from no file
     }
 
 

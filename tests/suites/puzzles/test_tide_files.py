@@ -436,3 +436,43 @@ def test_the_cli_runs_a_file_and_stores_where_each_instance_came_from(tmp_path: 
         ],
     )
     assert "the file has 3 instances" in bad.output
+
+
+def test_compare_pairs_episodes_only_when_their_instance_files_hold_the_same_content(
+    tmp_path: Path,
+) -> None:
+    from exploreval.analysis import compare_tables, score_run
+
+    path = tmp_path / "lakes.json"
+
+    def run(name: str, items: list[dict[str, int]]) -> Any:
+        _write(path, items)
+        out = tmp_path / name
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "exploreval/FrozenLake-v0",
+                "--env-option",
+                f"instances={path}",
+                "--seeds",
+                "0-1",
+                "--agent",
+                "optimal",
+                "--out",
+                str(out),
+                "-q",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        return score_run(RunDir(out), write=False).table
+
+    lakes = [{"grid_size": size, "seed": seed} for _, size, seed, _ in TIDE_LAKES[:2]]
+    first, again = run("a", lakes), run("b", lakes)
+    (same,) = compare_tables(first, again).comparisons
+    assert same.pairs == 2
+    changed = run("c", [{"grid_size": 13, "seed": 3431}, {"grid_size": 6, "seed": 6510}])
+    assert set(changed["condition"]) == set(first["condition"])  # the same path, so the same spec
+    comparison = compare_tables(first, changed)
+    assert comparison.comparisons == []  # other boards: nothing pairs
+    assert any("share no episode spec" in w for w in comparison.warnings)

@@ -66,6 +66,8 @@ def common_metrics(record: EpisodeRecord) -> dict[str, Scalar]:
         "solved_at_step": at,
         "optimal_steps": int(optimal) if optimal is not None else None,
         "excess_steps": (at - int(optimal)) if (at is not None and optimal is not None) else None,
+        # the content an instance file was played from: compare pairs episodes by it too
+        "instance_sha256": (gt.get("instance_source") or {}).get("sha256"),
     }
 
 
