@@ -126,3 +126,19 @@ def test_errored_episodes_are_not_paired() -> None:
     (item,) = compare_tables(a, b).comparisons
     assert item.pairs == 1 and not item.flipped
     assert not math.isnan(item.metrics[0].delta)
+
+
+def test_compare_names_each_metrics_definition_and_warns_when_the_runs_differ() -> None:
+    a = _table([True, False], [3, 4]).assign(tide_loop_ratio=[0.1, 0.2])
+    b = _table([True, False], [3, 4], run="s").assign(tide_loop_ratio=[0.1, 0.3])
+    published = {"tide_loop_definition": ["published"] * 2}
+    same = compare_tables(a.assign(**published), b.assign(**published), name_a="A", name_b="B")
+    assert same.definitions == {"tide_loop_ratio": "published"}
+    assert not any("different definitions" in w for w in same.warnings)
+    old = compare_tables(a, b.assign(**published), name_a="A", name_b="B")  # A scored before
+    assert old.definitions == {"tide_loop_ratio": "A: unlabelled; B: published"}
+    assert any("tide_loop_ratio is by different definitions" in w for w in old.warnings)
+    exhaustive = b.assign(tide_loop_definition=["exhaustive"] * 2)
+    mixed = compare_tables(a.assign(**published), exhaustive, name_a="A", name_b="B")
+    assert mixed.definitions["tide_loop_ratio"] == "A: published; B: exhaustive"
+    assert compare_tables(_table([True], [3]), _table([True], [3], run="s")).definitions == {}

@@ -112,6 +112,37 @@ class Comparison(BaseModel):
     episodes_b: int
     comparisons: list[AgentComparison] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    #: metric -> the definition each run's numbers use (e.g. ``tide_loop_ratio``: ``published``)
+    definitions: dict[str, str] = Field(default_factory=dict)
+
+
+#: Metrics whose rows say which definition made them: metric -> the row column naming it.
+DEFINITION_COLUMNS = {"tide_loop_ratio": "tide_loop_definition"}
+
+
+def _definitions(
+    a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str
+) -> tuple[dict[str, str], list[str]]:
+    """Each labelled metric's definition in both runs, and a warning where they differ (a run
+    scored before the column existed is named as such)."""
+    labels: dict[str, str] = {}
+    warnings: list[str] = []
+    for metric, column in DEFINITION_COLUMNS.items():
+        if metric not in a and metric not in b:
+            continue
+        used = [
+            ", ".join(sorted({str(v) for v in f[column].dropna()})) if column in f else "unlabelled"
+            for f in (a, b)
+        ]
+        labels[metric] = (
+            used[0] if used[0] == used[1] else f"{name_a}: {used[0]}; {name_b}: {used[1]}"
+        )
+        if used[0] != used[1]:
+            warnings.append(
+                f"{metric} is by different definitions ({labels[metric]}): its delta compares "
+                "two readings, not two agents; re-score both runs with the same exploreval"
+            )
+    return labels, warnings
 
 
 def paired_bootstrap_ci(
@@ -317,6 +348,8 @@ def compare_tables(
         episodes_a=len(a),
         episodes_b=len(b),
     )
+    out.definitions, differing = _definitions(a, b, name_a, name_b)
+    out.warnings += differing
     if a.empty or b.empty:
         out.warnings.append(
             f"{name_a if a.empty else name_b} has no scored episodes: nothing to compare"

@@ -275,6 +275,8 @@ def register(app: typer.Typer) -> None:
             return
         for warning in result.warnings:
             console.print(f"[yellow]warning[/]: {escape(str(warning))}")
+        for metric, definition in result.definitions.items():
+            out.print(f"definition of {metric}: {definition}", markup=False, soft_wrap=True)
         from exploreval.analysis import comparison_frame, headline_lines
 
         # each run's own summary first (every episode, paired or not), from the registry the
