@@ -6,6 +6,7 @@ harness with a scripted model double, and the real path with the local SmolLM2."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,26 @@ def test_terminal_use_default_prompt_is_figure_10() -> None:
             assert _squash(line).replace("`", "'") in paper.replace("`", "'"), line
             compared += 1
     assert compared >= 15  # the whole prompt, not a stray line
+
+
+def _listing_text(text: str) -> str:
+    """Text as the paper's listing and our prompt can both be compared: quotes folded, the
+    listing's line numbers (``12## wait``, `` 3As an example``) and its download glyph gone."""
+    text = _squash(text).replace("`", "'").replace("⬇", " ")
+    text = re.sub(r"(?<![\w.])\d{1,2}(?=[A-Z#])", " ", text)
+    text = re.sub(r"(?<![\w.])\d{1,2}(?![\w.])", " ", text)
+    return " ".join(text.split())
+
+
+def test_every_sentence_of_figure_10_is_in_the_prompt() -> None:
+    """The other direction of the check above: nothing of the paper's prompt is missing from
+    ours (only the figure's title and caption are not prompt text)."""
+    ours = _listing_text(started(TerminalUseHarness()).system_prompt())
+    paper = _listing_text(FIGURE_10.read_text()).replace("Terminal-Bench System Prompt ", "", 1)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", paper) if len(s) > 30]
+    body = [s for s in sentences if not s.startswith("Figure")]
+    assert len(body) >= 30 and len(sentences) - len(body) == 1
+    assert [s for s in body if s not in ours] == []
 
 
 @pytest.mark.parametrize("variant", sorted(PROMPT_VARIANTS))
