@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exploreval.suites.terminal._agent_files import agent_files_in_dir
+from exploreval.suites.terminal._agent_files import agent_files_in_dir, agent_files_in_upper
 from exploreval.suites.terminal._audit import MARKER, VerificationAudit, audit_trace
 from exploreval.suites.terminal._reads import (
     COUNTED,
@@ -638,6 +638,37 @@ def test_agent_files_are_what_differs_from_the_template(tmp_path: Path) -> None:
     (app / "pkg/a.py").write_text("a = 2\n")
     (app / "new.py").write_text("")
     assert agent_files_in_dir(app, "/app", template) == {"/app/pkg/a.py", "/app/new.py"}
+
+
+def test_an_image_file_written_back_unchanged_is_the_images(tmp_path: Path) -> None:
+    """An overlay's upper layer holds every file the agent wrote; one whose bytes (or link
+    target) are the pristine image's is trusted for that content, as the work dir's files
+    equal to the task's template are. Anything else there, new or changed, is the agent's."""
+    import os
+
+    upper, lower = tmp_path / "upper", tmp_path / "lower"
+    site = "usr/lib/python3/dist-packages"
+    for root in (upper, lower):
+        (root / site).mkdir(parents=True)
+    (lower / site / "same.pth").write_text("/app\n")
+    (upper / site / "same.pth").write_text("/app\n")  # pip install -e . again: same bytes
+    (lower / site / "changed.pth").write_text("/app\n")
+    (upper / site / "changed.pth").write_text("/srv\n")  # same size, other bytes
+    (upper / site / "new.pth").write_text("/app\n")
+    os.symlink("python3.11", lower / "usr/lib/link")
+    os.symlink("python3.11", upper / "usr/lib/link")
+    os.symlink("python3.11", lower / "usr/lib/relinked")
+    os.symlink("python3.12", upper / "usr/lib/relinked")
+    (lower / site / "was_a_dir").mkdir()
+    (upper / site / "was_a_dir").write_text("")
+    expected = {
+        f"/{site}/changed.pth",
+        f"/{site}/new.pth",
+        "/usr/lib/relinked",
+        f"/{site}/was_a_dir",
+    }
+    assert agent_files_in_upper(upper, lower) == expected
+    assert agent_files_in_upper(upper) == expected | {f"/{site}/same.pth", "/usr/lib/link"}
 
 
 _KINDS = st.sampled_from(["open", "exec", "write"])

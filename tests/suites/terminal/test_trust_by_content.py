@@ -36,7 +36,10 @@ from .test_verification_seal import (
 
 pytestmark = pytest.mark.slow
 
-APT = FIXTURES / "harbor-apt"  # test.sh begins with apt-get update (Harbor's template)
+APT = FIXTURES / "harbor-apt"
+EDITABLE = (
+    FIXTURES / "harbor-editable"
+)  # the task's package installed editable in the image  # test.sh begins with apt-get update (Harbor's template)
 SITE = "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
 #: A plugin forcing every report to "passed" that also accepts the CTRF plugin's option.
 CTRF_PLUGIN = PLUGIN + "\n\ndef pytest_addoption(parser):\n    parser.addoption('--ctrf')\n"
@@ -221,3 +224,18 @@ async def test_the_reward_the_host_reads_is_the_one_the_verifier_wrote(
     verification = await _play(PROGRAM, forge, users=users)
     assert verification["resolved"] is False, verification.get("reasons")
     assert any(why in v for v in verification["audit"]["violations"]), verification["audit"]
+
+
+async def test_a_gold_that_writes_the_images_own_file_back_unchanged_resolves() -> None:
+    """terminal-bench-core's cross-entropy-method: its gold re-runs the Dockerfile's
+    ``pip install -e .``, which writes the editable install's ``.pth`` (no release of the
+    package index) back with the image's own bytes. Content decides, not the write: the same
+    bytes are the pristine image's (the bench counted that gold as failed). The untouched run
+    still fails, and a changed start-up file stays the agent's (the attacks above)."""
+    from .test_verification_seal import _gold
+
+    verification = await _play(EDITABLE, _gold(EDITABLE))
+    assert verification["resolved"] is True, verification.get("reasons")
+    assert verification["audit"]["violations"] == []
+    untouched = await _play(EDITABLE, "")
+    assert untouched["resolved"] is False

@@ -7,15 +7,20 @@ knows these files by identity, so code that renames or deletes its own file is s
 
 from __future__ import annotations
 
+import filecmp
 import os
 import posixpath
 import stat as stat_mod
 from pathlib import Path
 
 
-def agent_files_in_upper(upper: Path) -> set[str]:
-    """Every regular file or link an image's overlay layer holds: what the agent created or
-    changed (the image's own files are in the lower layer)."""
+def agent_files_in_upper(upper: Path, lower: Path | None = None) -> set[str]:
+    """Every regular file or link an image's overlay layer holds that is not byte for byte the
+    image's own (``lower``, the layer as built): what the agent created or changed.
+
+    A file the agent wrote back unchanged (a gold that re-runs the Dockerfile's ``pip install
+    -e .`` rewrites its ``.pth`` with the same bytes) holds the pristine image's content, and
+    is trusted for that content, as a work dir file equal to the task's template is."""
     found: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(upper):
         rel = os.path.relpath(dirpath, upper)
@@ -23,7 +28,10 @@ def agent_files_in_upper(upper: Path) -> set[str]:
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             st = os.lstat(os.path.join(dirpath, name))
             if stat_mod.S_ISREG(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
-                found.add(base + name)
+                inner = base + name
+                if lower is not None and _same(Path(dirpath) / name, lower / inner.lstrip("/")):
+                    continue
+                found.add(inner)
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
     return found
 
@@ -52,8 +60,10 @@ def _same(a: Path, b: Path) -> bool:
                 and stat_mod.S_ISLNK(sb.st_mode)
                 and os.readlink(a) == os.readlink(b)
             )
+        if not (stat_mod.S_ISREG(sa.st_mode) and stat_mod.S_ISREG(sb.st_mode)):
+            return False
         if sa.st_size != sb.st_size:
             return False
-        return a.read_bytes() == b.read_bytes()
+        return filecmp.cmp(a, b, shallow=False)  # in blocks: a reinstalled wheel can be large
     except OSError:
         return False

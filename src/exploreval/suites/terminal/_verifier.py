@@ -241,7 +241,7 @@ def sandbox_view(sandbox: Sandbox, vdisk: Path, template: Path | None) -> Sandbo
         if (vdisk / name).is_dir():
             mounts.append((path, vdisk / name))
     if sandbox.image_root is not None:
-        agent = agent_files_in_upper(sandbox.disk.disk / "upper")
+        agent = agent_files_in_upper(sandbox.disk.disk / "upper", sandbox.disk.dir / "lower")
         return SandboxView(root=sandbox.image_root, mounts=mounts, agent_paths=agent)
     disk = sandbox.disk.disk
     workdir = sandbox.config.workdir
