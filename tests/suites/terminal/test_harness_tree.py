@@ -80,3 +80,39 @@ async def test_a_pinned_downgrade_builds_and_the_package_list_is_the_dockerfiles
         assert (await sb.exec(["cat", "/tmp/found"])).stdout == ""  # the agent's PATH: the image's
         run = await sb.exec([HARNESS_PYTHON, "-c", "import pytest; print(pytest.__version__)"])
         assert run.returncode == 0 and run.stdout.strip()  # the harness's Python, beside it
+
+
+def test_the_tree_carries_the_hosts_certificate_store() -> None:
+    from exploreval.suites.terminal._harness_tree import HOST_CA_BUNDLE, harness_ca_bundle
+
+    assert HOST_CA_BUNDLE.is_file()  # this machine's store, its proxy's CA among them
+    copy = ensure_harness_tree() / "certs" / HOST_CA_BUNDLE.name
+    assert copy.read_bytes() == HOST_CA_BUNDLE.read_bytes()
+    assert harness_ca_bundle() == "/opt/exploreval/harness/certs/ca-certificates.crt"
+
+
+@pytest.mark.slow
+async def test_downloads_work_from_an_image_without_ca_certificates(tmp_path: Path) -> None:
+    """terminal-bench-core's fix-permissions: ubuntu:24.04 ships no ca-certificates, and its
+    test script's uv fetched pytest through this machine's proxy with ``SSL_CERT_FILE`` at the
+    image's missing store ("invalid peer certificate"). A sandbox's tools are pointed at the
+    harness's copy of the host's store, which every sandbox has."""
+    from exploreval.suites.terminal._harness_tree import harness_ca_bundle
+    from exploreval.suites.terminal._host_settings import trust_env
+    from exploreval.suites.terminal._sealed import verification_tools_env
+
+    image = await asyncio.to_thread(_build, tmp_path, "bare", "FROM debian:bookworm-slim\n")
+    assert "ca-certificates" not in _installed(image.rootfs)
+    assert not (image.rootfs / "etc/ssl/certs/ca-certificates.crt").exists()
+    trusted = verification_tools_env(image.env, tools=True, network=True)
+    assert trusted["SSL_CERT_FILE"] == harness_ca_bundle()
+    env = {**image.env, **trust_env(harness_ca_bundle())}
+    fetch = (
+        "import os, ssl, urllib.request\n"
+        "ctx = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE'])\n"
+        "print(urllib.request.urlopen('https://pypi.org/simple/pytest/', context=ctx).status)\n"
+    )
+    config = SandboxConfig(image=image.rootfs, workdir="/", env=env, network=True)
+    async with await Sandbox.start(config) as sb:
+        run = await sb.exec([HARNESS_PYTHON, "-c", fetch], timeout=60)
+        assert run.returncode == 0 and run.stdout.strip() == "200", run.stderr[-500:]

@@ -350,9 +350,11 @@ class TerminalEnv(AsyncTextEnv):
         network = bool(self.params.get("network", task.agent_network))
         env = dict(task.env)
         if image is not None:
+            from exploreval.suites.terminal._harness_tree import harness_ca_bundle
             from exploreval.suites.terminal._host_settings import trust_env
 
-            env = {**image.env, **env, **(trust_env() if network else {})}
+            trust = trust_env(harness_ca_bundle()) if network else {}
+            env = {**image.env, **env, **trust}
         config = SandboxConfig(
             workdir_template=task.workdir,
             workdir=task.container_workdir,

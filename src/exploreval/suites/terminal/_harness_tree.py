@@ -43,6 +43,11 @@ HARNESS_TMUX = f"{HARNESS_ROOT}/bin/tmux"
 HARNESS_PYTHON = f"{HARNESS_ROOT}/bin/python3"
 #: The host's programs the tree carries (tmux always; curl and ps where the host has them).
 PROGRAMS = ("tmux", "curl", "ps")
+#: The host's certificate store (its proxy's CA included, where it has one), for downloads
+#: from a sandbox: an image need not ship ca-certificates (ubuntu:24.04 and the slim images do
+#: not), and tools pointed at the host's CAs must find a store whatever the image holds.
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+HARNESS_CA_BUNDLE = f"{HARNESS_ROOT}/certs/ca-certificates.crt"
 #: What pytest imports (the host's distributions of them go into the tree's site directory).
 PYTEST_MODULES = (
     "_pytest",
@@ -59,7 +64,7 @@ PYTEST_MODULES = (
 )
 #: Parts of the standard library no harness use needs (tests, GUIs, the 2to3 tool).
 _STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "__pycache__"})
-_TREE_VERSION = 1
+_TREE_VERSION = 2
 _HOST_PYTHON = "/usr/bin/python3"
 #: Printed by the host's Python: where its standard library and pytest's modules are.
 _SURVEY = """
@@ -120,6 +125,8 @@ def harness_key() -> str:
         digest.update(str(path).encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps(survey, sort_keys=True).encode())
+    if HOST_CA_BUNDLE.is_file():
+        digest.update(HOST_CA_BUNDLE.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -247,6 +254,9 @@ def _build(work: Path) -> dict[str, Any]:
     for module in modules:
         _patch(module, interpreter=False)
     (bin_dir / f"python{version}").symlink_to("python3")
+    if HOST_CA_BUNDLE.is_file():
+        (tree / "certs").mkdir()
+        shutil.copyfile(HOST_CA_BUNDLE.resolve(), tree / "certs" / HOST_CA_BUNDLE.name)
     return {
         "notes": [
             f"the harness beside the image: {', '.join(programs)} and {len(libs)} shared "
@@ -256,3 +266,9 @@ def _build(work: Path) -> dict[str, Any]:
         "libraries": sorted(libs),
         "python": version,
     }
+
+
+def harness_ca_bundle() -> str | None:
+    """The tree's copy of the host's certificate store, as a sandbox sees it (None without one)."""
+    bundle = ensure_harness_tree() / "certs" / HOST_CA_BUNDLE.name
+    return HARNESS_CA_BUNDLE if bundle.is_file() else None

@@ -79,8 +79,14 @@ TRUST_ENV = {
 }
 
 
-def trust_env() -> dict[str, str]:
-    return dict(TRUST_ENV) if host_cas() else {}
+def trust_env(bundle: str | None = None) -> dict[str, str]:
+    """:data:`TRUST_ENV`, pointed at ``bundle`` when given (a sandbox's: the harness tree's copy
+    of the host's store, which exists whatever the image ships), when the host has CAs."""
+    if not host_cas():
+        return {}
+    if bundle is None:
+        return dict(TRUST_ENV)
+    return {k: (bundle if v.endswith(".crt") else v) for k, v in TRUST_ENV.items()}
 
 
 def apt_mirror(base: Base) -> str:

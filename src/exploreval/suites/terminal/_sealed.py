@@ -555,5 +555,7 @@ def verification_tools_env(
             env["UV_OFFLINE"] = "1"
     env["PATH"] = path
     if network:
-        env.update(trust_env())
+        from exploreval.suites.terminal._harness_tree import harness_ca_bundle
+
+        env.update(trust_env(harness_ca_bundle()))
     return env
