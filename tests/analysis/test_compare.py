@@ -142,3 +142,12 @@ def test_compare_names_each_metrics_definition_and_warns_when_the_runs_differ() 
     mixed = compare_tables(a.assign(**published), exhaustive, name_a="A", name_b="B")
     assert mixed.definitions["tide_loop_ratio"] == "A: published; B: exhaustive"
     assert compare_tables(_table([True], [3]), _table([True], [3], run="s")).definitions == {}
+
+
+def test_metric_definitions_name_what_each_row_was_made_by() -> None:
+    from exploreval.analysis import metric_definitions
+
+    table = _table([True, False], [3, 4]).assign(tide_loop_ratio=[0.1, 0.2])
+    assert metric_definitions(table) == {}  # scored before the label existed: nothing claimed
+    labelled = table.assign(tide_loop_definition=["published", "exhaustive"])
+    assert metric_definitions(labelled) == {"tide_loop_ratio": "exhaustive, published"}

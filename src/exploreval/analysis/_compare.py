@@ -120,6 +120,17 @@ class Comparison(BaseModel):
 DEFINITION_COLUMNS = {"tide_loop_ratio": "tide_loop_definition"}
 
 
+def metric_definitions(table: pd.DataFrame) -> dict[str, str]:
+    """Each labelled metric of a results table -> the definition(s) its rows were made by."""
+    out: dict[str, str] = {}
+    for metric, column in DEFINITION_COLUMNS.items():
+        if metric in table and column in table:
+            used = sorted({str(v) for v in table[column].dropna()})
+            if used:
+                out[metric] = ", ".join(used)
+    return out
+
+
 def _definitions(
     a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str
 ) -> tuple[dict[str, str], list[str]]:

@@ -393,6 +393,10 @@ def score_cmd(
                 f"left out at {out.width} columns: {', '.join(left_out)} (--wide: all)",
                 markup=False,
             )
+    from exploreval.analysis import metric_definitions
+
+    for metric, definition in metric_definitions(result.table).items():
+        out.print(f"definition of {metric}: {definition} (docs/tide.md)", markup=False)
     where = RunDir(run_dir).results_path if result.stored else "not stored (read-only run)"
     out.print(
         f"results: {where}  tables: {', '.join(sorted(result.tables)) or '-'}",

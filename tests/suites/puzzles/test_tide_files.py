@@ -420,6 +420,8 @@ def test_the_cli_runs_a_file_and_stores_where_each_instance_came_from(tmp_path: 
         hashlib.sha256(Path(path).read_bytes()).hexdigest()
     }
     assert all(r.success for r in records)
+    scored = CliRunner().invoke(app, ["score", str(out)])
+    assert scored.exit_code == 0 and "definition of tide_loop_ratio: published" in scored.output
     bad = CliRunner().invoke(
         app,
         [
