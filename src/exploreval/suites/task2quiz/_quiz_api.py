@@ -316,7 +316,9 @@ def check_quiz_rule(value: Any) -> str:
     """The env option ``quiz_rule``: one of QUIZ_RULES (older records used ``per-element``)."""
     rule = DEFAULT_QUIZ_RULE if value is None else value
     if rule not in QUIZ_RULES:
-        raise ValueError(f"option 'quiz_rule' must be one of {', '.join(QUIZ_RULES)}, got {value!r}")
+        raise ValueError(
+            f"option 'quiz_rule' must be one of {', '.join(QUIZ_RULES)}, got {value!r}"
+        )
     return str(rule)
 
 
