@@ -193,6 +193,13 @@ def _write(path: Path, items: Any) -> str:
     return str(path)
 
 
+def _run_file(path: Path | str, seeds: str, out: Path) -> Any:
+    """``exploreval run`` of FrozenLake on an instance file, the optimal agent (CLI result)."""
+    argv = ["run", "exploreval/FrozenLake-v0", "--env-option", f"instances={path}"]
+    argv += ["--seeds", seeds, "--agent", "optimal", "--out", str(out), "-q"]
+    return CliRunner().invoke(app, argv)
+
+
 def _rows(grid: list[int], n: int) -> list[str]:
     return [row.replace("0", "_") for row in grid_rows(grid, n)]
 
@@ -398,21 +405,7 @@ def test_the_cli_runs_a_file_and_stores_where_each_instance_came_from(tmp_path: 
     items = [{"grid_size": size, "seed": seed} for _, size, seed, _ in TIDE_LAKES[:3]]
     path = _write(tmp_path / "100_6_15.json", items)
     out = tmp_path / "run"
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "exploreval/FrozenLake-v0",
-            "--env-option",
-            f"instances={path}",
-            "--seeds",
-            "0-2",
-            "--agent",
-            "optimal",
-            "--out",
-            str(out),
-        ],
-    )
+    result = _run_file(path, "0-2", out)
     assert result.exit_code == 0, result.output
     records = sorted(RunDir(out).iter_records(), key=lambda r: r.seed)
     assert [r.ground_truth["map"] for r in records] == [lake[3] for lake in TIDE_LAKES[:3]]
@@ -422,21 +415,7 @@ def test_the_cli_runs_a_file_and_stores_where_each_instance_came_from(tmp_path: 
     assert all(r.success for r in records)
     scored = CliRunner().invoke(app, ["score", str(out)])
     assert scored.exit_code == 0 and "definition of tide_loop_ratio: published" in scored.output
-    bad = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "exploreval/FrozenLake-v0",
-            "--env-option",
-            f"instances={path}",
-            "--seeds",
-            "0-5",
-            "--agent",
-            "optimal",
-            "--out",
-            str(tmp_path / "too-many"),
-        ],
-    )
+    bad = _run_file(path, "0-5", tmp_path / "too-many")
     assert "the file has 3 instances" in bad.output
 
 
@@ -450,22 +429,7 @@ def test_compare_pairs_episodes_only_when_their_instance_files_hold_the_same_con
     def run(name: str, items: list[dict[str, int]]) -> Any:
         _write(path, items)
         out = tmp_path / name
-        result = CliRunner().invoke(
-            app,
-            [
-                "run",
-                "exploreval/FrozenLake-v0",
-                "--env-option",
-                f"instances={path}",
-                "--seeds",
-                "0-1",
-                "--agent",
-                "optimal",
-                "--out",
-                str(out),
-                "-q",
-            ],
-        )
+        result = _run_file(path, "0-1", out)
         assert result.exit_code == 0, result.output
         return score_run(RunDir(out), write=False).table
 

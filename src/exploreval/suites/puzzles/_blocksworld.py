@@ -33,7 +33,6 @@ from exploreval.suites.puzzles._common import (
     range_param,
 )
 from exploreval.suites.puzzles._info import BlocksWorldStepInfo
-from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
 
 TABLE = -1
 HAND = -2
@@ -505,27 +504,21 @@ class BlocksWorldEnv(PuzzleEnv):
     default_preset = "paper"
     _OPTIONS = ("levels", "blocks", "hold_prob", "max_steps", "instances")
 
-    def _prepare(self) -> None:
-        self._instances_file()
-
-    def _instances_file(self) -> InstanceFile | None:
-        path = self.params.get("instances")
-        return None if path is None else read_instance_file(str(path), "blocksworld", _check_item)
+    instance_kind = "blocksworld"
+    instance_checks = (_check_item,)
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "BlocksWorld")
         self.source: dict[str, Any] | None = None
-        instances = self._instances_file()
-        if instances is not None:
-            index = self._instance_index()
-            item = instances.item(index)
-            assert index is not None  # item() refuses an unseeded reset
+        played = self._file_instance()
+        if played is not None:
+            instances, at, item = played
             self.start, self.goal = parse_pddl_problem(item["label"])
             self.state = self.start
             self.level = item["level"]
             # TIDE's level is not always the optimal plan length: the optimum is searched
             self.optimal = optimal_length(self.start, self.goal)
-            self.source = {**instances.source(index), "level": item["level"]}
+            self.source = {**instances.source(at), "level": item["level"]}
             return
         self.optimal = None
         lo, hi = range_param(self.params, "levels", (1, 10), low=1, high=self._max_steps)

@@ -17,7 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from exploreval.core import INVALID_ACTION, StepInfo, TextEnv
+from exploreval.suites.puzzles._errors import PuzzleParamError
 from exploreval.suites.puzzles._info import PuzzleStepInfo
+from exploreval.suites.puzzles._tide_files import InstanceCheck, InstanceFile, read_instance_file
 
 #: The action that ends an episode on the agent's own decision (paper: ``<action>stop</action>``).
 STOP_ACTION = "stop"
@@ -26,10 +28,6 @@ STOP_ACTION = "stop"
 #: ``scripts/{blocksworld,frozen_lake,sudoku}/run_exp.sh``); AUV's t_max (20/30/20) is a
 #: separate evaluation window that never exceeds it.
 PAPER_MAX_STEPS = 30
-
-
-class PuzzleParamError(ValueError):
-    """A preset or env option has the wrong type or range; the message names the field."""
 
 
 @dataclass
@@ -63,10 +61,30 @@ class PuzzleEnv(TextEnv):
         super().__init__(preset, **options)
         # at construction, so a typo is refused before a run starts (not at the first reset)
         check_known_params(self.params, self._OPTIONS, self.env_id or type(self).__name__)
-        self._prepare()
+        self._instances_file()  # a bad instance file is refused before a run starts
 
-    def _prepare(self) -> None:
-        """Check at construction what a subclass reads from files (a TIDE instance file)."""
+    #: The TIDE instance-file format the ``instances`` option reads (:mod:`._tide_files`), and
+    #: the checks each of its instances must pass beyond its field types.
+    instance_kind: ClassVar[str | None] = None
+    instance_checks: ClassVar[tuple[InstanceCheck, ...]] = ()
+
+    def _instances_file(self) -> InstanceFile | None:
+        """The ``instances`` file as it is now (read by content at every call), or None."""
+        path = self.params.get("instances")
+        if path is None or self.instance_kind is None:
+            return None
+        check = self.instance_checks[0] if self.instance_checks else None
+        return read_instance_file(str(path), self.instance_kind, check)
+
+    def _file_instance(self) -> tuple[InstanceFile, int, Any] | None:
+        """(file, index, item) of this episode's instance when playing a file, else None."""
+        instances = self._instances_file()
+        if instances is None:
+            return None
+        index = self._instance_index()
+        item = instances.item(index)  # refuses an unseeded reset or a seed past the file
+        assert index is not None
+        return instances, index, item
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -34,7 +34,6 @@ from exploreval.suites.puzzles._common import (
 )
 from exploreval.suites.puzzles._info import FrozenLakeStepInfo
 from exploreval.suites.puzzles._tide_data import TIDE_FROZENLAKE_SIZES
-from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
 
 #: RAGEN's probability of a frozen cell; TIDE's runner never sets it, so its files use this.
 RAGEN_FROZEN_P = 0.8
@@ -283,26 +282,19 @@ class FrozenLakeEnv(PuzzleEnv):
     default_preset = "paper"
     _OPTIONS = ("size", "schedule", "p", "endpoints", "map", "holes", "max_steps", "instances")
 
-    def _prepare(self) -> None:
-        self._instances_file()
-
-    def _instances_file(self) -> InstanceFile | None:
-        path = self.params.get("instances")
-        return None if path is None else read_instance_file(str(path), "frozenlake")
+    instance_kind = "frozenlake"
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "FrozenLake")
         self.hole_rule = choice_param(self.params, "holes", "block", ("block", "terminate"))
         map_name = self.params.get("map")
-        instances = self._instances_file()
+        played = self._file_instance()
         self.source: dict[str, Any] | None = None
-        if instances is not None:
-            index = self._instance_index()
-            item = instances.item(index)
-            assert index is not None  # item() refuses an unseeded reset
+        if played is not None:
+            instances, at, item = played
             self.lake = ragen_lake(item["grid_size"], item["seed"])
             self.source = {
-                **instances.source(index),
+                **instances.source(at),
                 "grid_size": item["grid_size"],
                 "seed": item["seed"],
             }

@@ -34,7 +34,6 @@ from exploreval.suites.puzzles._common import (
 )
 from exploreval.suites.puzzles._info import SudokuStepInfo
 from exploreval.suites.puzzles._tide_data import TIDE_SUDOKU_BLANKS
-from exploreval.suites.puzzles._tide_files import InstanceFile, read_instance_file
 
 EMPTY_SYMBOL = "_"
 SUPPORTED_SIZES = (4, 9)
@@ -298,6 +297,19 @@ def parse_fill(text: str) -> tuple[int, int, int] | None:
     return r, c, v
 
 
+def _check_item(item: Any) -> None:
+    """A Sudoku file's instance beyond its field types: a box side this env plays."""
+    if item["grid_size"] not in (2, 3):
+        raise ValueError(
+            f"field 'grid_size': expected the box side 2 (4x4) or 3 (9x9), got {item['grid_size']}"
+        )
+    cells = item["grid_size"] ** 4
+    if not 1 <= item["level"] < cells:
+        raise ValueError(
+            f"field 'level': expected 1 to {cells - 1} removed cells, got {item['level']}"
+        )
+
+
 class SudokuEnv(PuzzleEnv):
     """Sudoku (4x4 or 9x9, unique solution): fill ``row col value`` one cell per turn."""
 
@@ -315,28 +327,22 @@ class SudokuEnv(PuzzleEnv):
     default_preset = "paper"
     _OPTIONS = ("size", "blanks", "givens", "schedule", "max_steps", "instances")
 
-    def _prepare(self) -> None:
-        self._instances_file()
-
-    def _instances_file(self) -> InstanceFile | None:
-        path = self.params.get("instances")
-        return None if path is None else read_instance_file(str(path), "sudoku", _check_item)
+    instance_kind = "sudoku"
+    instance_checks = (_check_item,)
 
     def _new_instance(self, options: dict[str, Any]) -> None:
         check_known_params(self.params, self._OPTIONS, self.env_id or "Sudoku")
         self.source: dict[str, Any] | None = None
-        instances = self._instances_file()
-        if instances is not None:
-            index = self._instance_index()
-            item = instances.item(index)
-            assert index is not None  # item() refuses an unseeded reset
+        played = self._file_instance()
+        if played is not None:
+            instances, at, item = played
             self.n = item["grid_size"] ** 2
             self.puzzle, self.solution = tide_sudoku(item["grid_size"], item["seed"], item["level"])
             self.grid = list(self.puzzle)
             self.blank_cells = [i for i, v in enumerate(self.puzzle) if v == 0]
             self.wrong_fills = 0
             self.source = {
-                **instances.source(index),
+                **instances.source(at),
                 "grid_size": item["grid_size"],
                 "level": item["level"],
                 "seed": item["seed"],
@@ -344,7 +350,7 @@ class SudokuEnv(PuzzleEnv):
             }
             if len(self.blank_cells) > self._max_steps:
                 raise PuzzleParamError(
-                    f"{instances.path}: instance {index}: {len(self.blank_cells)} blank cells "
+                    f"{instances.path}: instance {at}: {len(self.blank_cells)} blank cells "
                     f"cannot be filled within max_steps={self._max_steps}"
                 )
             return
@@ -509,16 +515,3 @@ class SudokuRandomValid(ScriptedAgent):
             return "stop"
         i, d = options[int(self.rng.integers(len(options)))]
         return f"{i // n} {i % n} {d}"
-
-
-def _check_item(item: Any) -> None:
-    """A Sudoku file's instance beyond its field types: a box side this env plays."""
-    if item["grid_size"] not in (2, 3):
-        raise ValueError(
-            f"field 'grid_size': expected the box side 2 (4x4) or 3 (9x9), got {item['grid_size']}"
-        )
-    cells = item["grid_size"] ** 4
-    if not 1 <= item["level"] < cells:
-        raise ValueError(
-            f"field 'level': expected 1 to {cells - 1} removed cells, got {item['level']}"
-        )

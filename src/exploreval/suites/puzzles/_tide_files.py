@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from exploreval.suites.puzzles._common import PuzzleParamError
+from exploreval.suites.puzzles._errors import PuzzleParamError
 
 #: The fields each kind of file must give per instance, with their JSON type.
 REQUIRED_FIELDS: dict[str, dict[str, type]] = {

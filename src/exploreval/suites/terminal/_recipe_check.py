@@ -44,8 +44,9 @@ def check_recipe(recipe: BuildRecipe) -> tuple[Dockerfile, list[Base], list[str]
                 source = expand(ins.flags["from"], variables)
                 if source not in aliases and not source.isdigit() and known_image(source) is None:
                     _check_reference(source, ins.where(recipe.dockerfile), ins.keyword)
-                    notes.append(f"line {ins.line}: {ins.keyword} --from={source}: pulled from "
-                                 "its registry")  # fmt: skip
+                    notes.append(
+                        f"line {ins.line}: {ins.keyword} --from={source}: pulled from its registry"
+                    )
             if ins.keyword in NO_EFFECT:
                 notes.append(f"line {ins.line}: {ins.keyword} recorded, no effect")
             if ins.keyword == "RUN" and "mount" in ins.flags:
