@@ -221,6 +221,7 @@ async def check_task(task_dir: Path, build_timeout: float) -> dict[str, Any]:
         return row
     row["gold_resolved"] = gold["resolved"]
     row["untouched_resolved"] = untouched["resolved"]
+    row["verify_s"] = gold["verification"].get("duration_s")
     # did the verification itself name the agent's servers (the hint users get)?
     row["hint_keep"] = any("agent_processes=keep" in str(r)
                            for r in gold["verification"].get("reasons") or [])  # fmt: skip
@@ -395,6 +396,12 @@ def main() -> None:
     if builds:
         print(f"image build time (uncached): median {statistics.median(builds):.1f} s, "
               f"max {max(builds):.1f} s over {len(builds)} images")  # fmt: skip
+    verifies = [r["verify_s"] for r in rows if r.get("verify_s") and r["category"].startswith("ok")]
+    if verifies:  # the test command, its trace and the audit, on the tasks that run correctly
+        print(
+            f"gold verification: median {statistics.median(verifies):.1f} s, "
+            f"max {max(verifies):.1f} s over {len(verifies)} tasks that run correctly"
+        )
     hosts = Counter(r.get("unreachable") for r in rows if r.get("unreachable"))
     if hosts:
         print("unreachable hosts: " + ", ".join(f"{h} ({n})" for h, n in hosts.most_common()))
