@@ -270,8 +270,31 @@ def run_cmd(ctx: typer.Context, **values: Any) -> None:
 
         judge = Judge(values["judge_model"], values["judge_base_url"], values["judge_api_key_env"])
         judge.check()  # a judge without its key is refused before the run, not after it
+    if not print_run_plan(spec) and values["dry_run"]:
+        console.print("no model agents: nothing to pay for", highlight=False)
+    if values["dry_run"]:
+        return
     summary = progress_runner(spec, out_dir, values["force"], values["quiet"])
     finish_run(summary, out_dir, values["report"], judge)
+
+
+def print_run_plan(spec: ExperimentSpec) -> bool:
+    """Before the first call: each model agent's episodes, calls, tokens, cost and wall time;
+    a plan dearer than ``--max-cost-usd`` is refused. False when no model plays."""
+    from exploreval.cli._profile import refuse_over_budget
+    from exploreval.models import PriceTable
+    from exploreval.profile import plan_lines, spec_plans
+
+    plans = spec_plans(spec, PriceTable(spec.prices))
+    for plan in plans:
+        console.print(f"[bold]plan for {escape(str(plan.model))}[/]", highlight=False)
+        for line in plan_lines(plan):
+            console.print(escape(line), highlight=False, soft_wrap=True)
+    if plans:
+        costs = [p.cost_usd for p in plans]
+        total = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        refuse_over_budget(total, spec.budget.max_cost_usd, ", ".join(str(p.model) for p in plans))
+    return bool(plans)
 
 
 run_cmd.__signature__ = _run_signature()  # type: ignore[attr-defined]
@@ -493,11 +516,12 @@ class _Host:
 
 def _register_suite_commands() -> None:
     """Commands of cross-suite areas, then every suite plugin's own commands."""
-    from exploreval.cli import _doctor, _export, _report, _sql, _tide, _view
+    from exploreval.cli import _doctor, _export, _profile, _report, _sql, _tide, _view
     from exploreval.core import SUITE_PLUGINS, load_plugins, resolve
 
     _doctor.register(app)
     _export.register(app)
+    _profile.register(app)
     _sql.register(app)
     _report.register(app)
     _tide.register(app)

@@ -64,6 +64,13 @@ if TYPE_CHECKING:
         plugin_failures,
         suite_of_family,
     )
+    from exploreval.core._profile_parts import (
+        PROFILE_PARTS,
+        CardMetric,
+        ProfilePart,
+        profile_parts,
+        register_profile_part,
+    )
     from exploreval.core._records import (
         SCHEMA_VERSION,
         TASK_PHASE,
@@ -146,6 +153,11 @@ _EXPORTS: dict[str, str] = {
     "LazyRefError": "._registry",
     "Message": "._records",
     "NamedSuite": "._suites",
+    "PROFILE_PARTS": "._profile_parts",
+    "CardMetric": "._profile_parts",
+    "ProfilePart": "._profile_parts",
+    "profile_parts": "._profile_parts",
+    "register_profile_part": "._profile_parts",
     "PluginFailure": "._plugins",
     "PromptRef": "._records",
     "Registry": "._registry",
@@ -216,6 +228,11 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = [
+    "PROFILE_PARTS",
+    "CardMetric",
+    "ProfilePart",
+    "profile_parts",
+    "register_profile_part",
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_RETRIES",

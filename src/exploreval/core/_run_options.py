@@ -182,6 +182,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
        default=False),
     _o("quiet", "command", None, bool, "No progress bar (the outcome is still printed)",
        flags=("--quiet", "-q"), default=False),
+    _o("dry_run", "command", None, bool,
+       "Print the plan (episodes, model calls, tokens, cost, wall time) and stop", default=False),
     _o("judge_model", "command", None, _STR,
        "At the end, run the metrics that call a model (as `score --judge-model`)"),
     _o("judge_base_url", "command", None, _STR, "OpenAI-compatible endpoint of --judge-model"),

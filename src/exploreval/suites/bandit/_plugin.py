@@ -129,6 +129,10 @@ def register() -> None:
         [{"env_id": ENV_ID, "presets": ["easy"], "seeds": list(range(20))}],
         "Bandit paper, easy instance: K=4, gap 0.5, T=100, N=20 replicates",
     )
+    from exploreval.core import register_profile_part
+    from exploreval.suites.bandit._profile import profile_part
+
+    register_profile_part(profile_part())
 
 
 PLUGIN = SuitePlugin(

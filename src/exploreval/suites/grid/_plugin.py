@@ -133,6 +133,10 @@ def register() -> None:
         [{"env_id": ENV_ID, "presets": map_preset_names(), "seeds": [0, 1, 2, 3, 4]}],
         f"Grid paper, Appendix E: {len(PACKAGED_MAPS)} cooking maps, semantic and symbolic names, seeds 0-4",
     )
+    from exploreval.core import register_profile_part
+    from exploreval.suites.grid._profile import profile_part
+
+    register_profile_part(profile_part())
 
 
 PLUGIN = SuitePlugin(

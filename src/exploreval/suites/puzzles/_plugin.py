@@ -110,6 +110,10 @@ def register() -> None:
         [{"env_id": env_id, "presets": ["paper"], "seeds": list(range(100))} for env_id in _ENVS],
         "TIDE paper puzzles: FrozenLake, BlocksWorld, Sudoku, 100 instances each",
     )
+    from exploreval.core import register_profile_part
+    from exploreval.suites.puzzles._profile import profile_part
+
+    register_profile_part(profile_part())
 
 
 PLUGIN = SuitePlugin(

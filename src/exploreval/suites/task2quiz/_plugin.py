@@ -82,6 +82,10 @@ def register() -> None:
         [{"env_id": ENV_ID, "presets": presets, "seeds": list(range(10))}],
         "Task2Quiz benchmark (T2QBench-like): 3 difficulties x 10 environments, full quizzes",
     )
+    from exploreval.core import register_profile_part
+    from exploreval.suites.task2quiz._profile import profile_part
+
+    register_profile_part(profile_part())
     register_suite(
         "task2quiz-smoke",
         [

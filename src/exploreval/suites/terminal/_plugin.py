@@ -154,6 +154,10 @@ def register() -> None:
         register_harness(name, f"{_M}.{where}", families=(FAMILY,), description=description)
     for name, (entries, description) in named_suites().items():
         register_suite(name, entries, description)
+    from exploreval.core import register_profile_part
+    from exploreval.suites.terminal._profile import profile_part
+
+    register_profile_part(profile_part(len(builtin_task_ids())))
 
 
 PLUGIN = SuitePlugin(
